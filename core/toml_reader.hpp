@@ -1,0 +1,88 @@
+// Strict TOML reading: every value is read through a TableReader, which
+// checks its type and range, and reports keys nobody asked for as errors
+// with a "did you mean". All errors are InputError with file:line:column.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace epsim {
+
+// Parses a TOML file; a syntax error becomes an InputError at its position.
+toml::table load_toml_file(const std::string& path);
+
+// Parses TOML text; `source_name` stands in for the file name in errors.
+toml::table parse_toml_text(std::string_view text, const std::string& source_name);
+
+// The location of a node, taken from its source region.
+SourceLocation location_of(const toml::node& node);
+
+// Reads one table. Accessors mark keys as known; finish() fails on any key
+// that no accessor asked about. `path` is the dotted key path of this table
+// ("" for the root), used to name keys in errors.
+class TableReader {
+ public:
+  TableReader(const toml::table& table, std::string path);
+
+  bool has(std::string_view key);
+
+  std::int64_t integer(std::string_view key, std::int64_t min,
+                       std::int64_t max = std::numeric_limits<std::int64_t>::max());
+  std::int64_t integer_or(std::string_view key, std::int64_t fallback, std::int64_t min,
+                          std::int64_t max = std::numeric_limits<std::int64_t>::max());
+
+  // A float or an integer, in [min, max].
+  double number(std::string_view key, double min, double max);
+  double number_or(std::string_view key, double fallback, double min, double max);
+
+  // A unit string (see units.hpp), required to be > 0.
+  double quantity(std::string_view key, Quantity kind);
+  double quantity_or(std::string_view key, double fallback, Quantity kind);
+
+  std::string string(std::string_view key);
+  std::string string_or(std::string_view key, std::string fallback);
+  // A string that must be one of `allowed`.
+  std::string choice(std::string_view key, const std::vector<std::string>& allowed);
+  std::string choice_or(std::string_view key, std::string fallback,
+                        const std::vector<std::string>& allowed);
+
+  bool boolean_or(std::string_view key, bool fallback);
+
+  TableReader table(std::string_view key);
+  std::optional<TableReader> optional_table(std::string_view key);
+
+  // The raw node of a key (marks it known), or nullptr.
+  const toml::node* node(std::string_view key);
+
+  // Throws InputError for every key not asked about (the first one found, in
+  // source order), naming the closest known key.
+  void finish() const;
+
+  // Errors located at a key's value (or at this table when the key is absent).
+  [[noreturn]] void fail(std::string_view key, const std::string& problem) const;
+
+  std::string key_path(std::string_view key) const;
+  const toml::table& raw() const { return *table_; }
+
+ private:
+  const toml::node& required(std::string_view key);
+
+  const toml::table* table_;
+  std::string path_;
+  std::set<std::string, std::less<>> known_;
+};
+
+// The closest of `candidates` to `word` by edit distance, or "" when none is close.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+}  // namespace epsim

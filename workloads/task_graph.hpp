@@ -1,0 +1,93 @@
+// The task graph of one training step, in SPMD form: every task is one
+// kernel or collective that all EP ranks run, with per-rank amounts. This
+// keeps a DeepSeek-V3 step at EP256 to a few thousand tasks instead of
+// hundreds of thousands, and lets the simulator choose how to fuse.
+//
+// Contract between workloads/ (which builds it) and sim/ (which replays it).
+// Plain data; no SimGrid, no host names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace epsim::workloads {
+
+enum class Dtype { kBf16, kFp8, kInt8, kFp32 };
+
+enum class TaskKind {
+  kAttention,      // QKV/O projections + attention core (MLA or GQA), fused
+  kGate,           // router logits + top-k
+  kDenseFfn,       // FFN of the leading dense layers
+  kSharedExpert,   // the shared expert's GEMMs
+  kExpertGemm,     // grouped GEMM over the rank's local experts (gate/up + down)
+  kDispatch,       // all-to-all: tokens to the ranks of their experts
+  kCombine,        // all-to-all: expert outputs back to the tokens' ranks
+  kGradAllReduce,  // gradient synchronisation
+  kOptimizer,      // AdamW update, memory-bound
+};
+
+enum class Phase { kForward, kBackward, kGradSync, kOptimizer };
+
+using TaskId = std::int32_t;
+
+// Tokens sent from each source rank to each destination rank for one
+// layer and micro-batch, counted once per (token, destination rank): a token
+// whose k experts sit on 3 ranks counts once on each of the 3.
+struct TrafficMatrix {
+  int ranks = 0;
+  int ranks_per_node = 0;
+  std::vector<std::int32_t> tokens;       // [src * ranks + dst]
+  std::vector<std::int32_t> node_tokens;  // [src * nodes + dst_node], once per (token, node)
+
+  std::int64_t at(int src, int dst) const { return tokens[static_cast<std::size_t>(src) * ranks + dst]; }
+  int nodes() const { return ranks / ranks_per_node; }
+  std::int64_t to_node(int src, int node) const {
+    return node_tokens[static_cast<std::size_t>(src) * nodes() + node];
+  }
+};
+
+struct Task {
+  TaskId id = 0;
+  TaskKind kind = TaskKind::kAttention;
+  Phase phase = Phase::kForward;
+  int layer = -1;        // -1 for step-wide tasks (gradient sync, optimizer)
+  int micro_batch = -1;  // -1 when not tied to one micro-batch
+
+  // Tasks this one waits for; all have smaller ids. For a compute task, rank
+  // r waits for rank r's part of a compute dependency and for the whole of a
+  // collective dependency.
+  std::vector<TaskId> deps;
+
+  // Compute tasks: per-rank amounts (size = ranks).
+  Dtype dtype = Dtype::kBf16;
+  std::vector<double> flops;
+  std::vector<double> hbm_bytes;
+
+  // kDispatch / kCombine: bytes(src -> dst) = traffic.at(src, dst) * bytes_per_token,
+  // or traffic.at(dst, src) * bytes_per_token when `transpose` (combine).
+  int traffic = -1;  // index into TaskGraph::traffic
+  bool transpose = false;
+  double bytes_per_token = 0;
+
+  // kGradAllReduce: independent groups of ranks, each all-reducing `bytes` per rank.
+  std::vector<std::vector<int>> groups;
+  double bytes = 0;
+
+  bool is_collective() const {
+    return kind == TaskKind::kDispatch || kind == TaskKind::kCombine || kind == TaskKind::kGradAllReduce;
+  }
+};
+
+struct TaskGraph {
+  int ranks = 0;
+  int ranks_per_node = 0;
+  std::vector<Task> tasks;            // topologically ordered: deps precede
+  std::vector<TrafficMatrix> traffic;  // one per (MoE layer, micro-batch)
+};
+
+const char* to_string(TaskKind kind);
+const char* to_string(Phase phase);
+const char* to_string(Dtype dtype);
+
+}  // namespace epsim::workloads
