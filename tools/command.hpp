@@ -14,6 +14,9 @@ struct Command {
 };
 
 // One function per subcommand, each in its own cmd_*.cpp.
-Command add_bounds_command(CLI::App& epsim);
+Command add_bounds_command(CLI::App& epsim);    // cmd_bounds.cpp
+Command add_platform_command(CLI::App& epsim);  // cmd_platform.cpp
+Command add_workload_command(CLI::App& epsim);  // cmd_workload.cpp
+Command add_run_command(CLI::App& epsim);       // cmd_run.cpp
 
 }  // namespace epsim::tools
