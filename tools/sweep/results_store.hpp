@@ -1,0 +1,27 @@
+// The results file of a sweep: one JSON object per line, appended under an
+// exclusive lock and flushed to disk, so that many processes (local workers
+// or Slurm array tasks on several nodes) can append at once and a process
+// killed at any moment never loses a finished line nor leaves a torn one
+// that hides the next.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace epsim::sweep {
+
+// Appends `record` as one line: flock(LOCK_EX), a newline first if the file
+// ends in a torn line, one write(), fsync(). Throws std::runtime_error on I/O failure.
+void append_result(const std::string& path, const nlohmann::json& record);
+
+// All complete, parsable lines of the file (none if it does not exist); a
+// torn or unparsable line is skipped.
+std::vector<nlohmann::json> read_results(const std::string& path);
+
+// The last record of each point key ("key" field), in file order of last write.
+std::map<std::string, nlohmann::json> latest_by_key(const std::vector<nlohmann::json>& records);
+
+}  // namespace epsim::sweep
