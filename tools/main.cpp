@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
       if (c.app->parsed()) return c.run();
     }
   } catch (const InputError& e) {
+    // Option errors carry no file: prefix the program name, as for CLI11's own errors.
+    if (e.where().file.empty()) std::cerr << "epsim: ";
     std::cerr << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {

@@ -1,0 +1,131 @@
+// `epsim bounds`: the seeds' ledgers. Without a subcommand it prints all four
+// at their defaults; `epsim bounds train-step|comm|step-budget|ep-comm
+// [options] [--json]` prints one with the seed's options.
+#include <iostream>
+#include <memory>
+
+#include "sim/bounds_report.hpp"
+#include "tools/command.hpp"
+
+namespace epsim::tools {
+
+namespace {
+struct BoundsState {
+  bool json = false;
+  bounds::TrainStepOptions train;
+  bounds::CommLedgerOptions comm;
+  bounds::StepBudgetOptions budget;
+  bounds::EpCommOptions ep;
+  CLI::App* train_app = nullptr;
+  CLI::App* comm_app = nullptr;
+  CLI::App* budget_app = nullptr;
+  CLI::App* ep_app = nullptr;
+};
+
+void add_train_step(CLI::App& bounds, BoundsState& s) {
+  CLI::App* app = bounds.add_subcommand("train-step", "seed 000: one MoE layer's training-step ledger (five sections)");
+  bounds::TrainStepOptions& o = s.train;
+  app->add_option("--tokens", o.tokens, "tokens per rank T")->capture_default_str();
+  app->add_option("--hidden", o.hidden, "model width d")->capture_default_str();
+  app->add_option("--topk", o.topk, "experts per token k")->capture_default_str();
+  app->add_option("--experts", o.experts, "routed experts (divisible by 128)")->capture_default_str();
+  app->add_option("--ffn", o.ffn, "expert intermediate size")->capture_default_str();
+  app->add_option("--dispatch-bytes", o.dispatch_bytes, "bytes per dispatched element (1: FP8)")->capture_default_str();
+  app->add_option("--combine-bytes", o.combine_bytes, "bytes per combined element (2: BF16)")->capture_default_str();
+  app->add_option("--expert-align", o.expert_align, "rows per expert round up to this (text only)")->capture_default_str();
+  app->add_flag("--json", s.json, "print JSON instead of text");
+  s.train_app = app;
+}
+
+void add_comm(CLI::App& bounds, BoundsState& s) {
+  CLI::App* app = bounds.add_subcommand("comm", "seed 001: dispatch/combine bytes per rank for EP 8..128");
+  bounds::CommLedgerOptions& o = s.comm;
+  app->add_option("--hidden", o.hidden, "model width")->capture_default_str();
+  app->add_option("--topk", o.topk, "experts per token")->capture_default_str();
+  app->add_option("--experts", o.experts, "routed experts (divisible by 128)")->capture_default_str();
+  app->add_option("--tokens", o.tokens, "tokens per rank T")->capture_default_str();
+  app->add_option("--layers", o.layers, "layers the summary aggregates (61 for DeepSeek-V3)")->capture_default_str();
+  app->add_flag("--bf16-dispatch", o.bf16_dispatch, "dispatch in BF16 too (no scale factors)");
+  app->add_flag("--json", s.json, "print JSON instead of text");
+  s.comm_app = app;
+}
+
+void add_step_budget(CLI::App& bounds, BoundsState& s) {
+  CLI::App* app = bounds.add_subcommand("step-budget", "seed 002: training step and inference phase bounds of a dense decoder");
+  bounds::StepBudgetOptions& o = s.budget;
+  app->add_option("--seq-len", o.seq_len, "sequence length (batch 1)")->capture_default_str();
+  app->add_option("--layers", o.layers, "decoder layers")->capture_default_str();
+  app->add_option("--hidden", o.hidden, "model width")->capture_default_str();
+  app->add_option("--ffn", o.ffn, "MLP intermediate size")->capture_default_str();
+  app->add_option("--params", o.params, "parameters (optimizer and all-reduce)")->capture_default_str();
+  app->add_option("--world", o.world, "data-parallel ranks N")->capture_default_str();
+  app->add_option("--peak-tflops", o.peak_tflops, "peak TFLOPS (calibrated default)")->capture_default_str();
+  app->add_option("--bandwidth-gbps", o.bandwidth_gbps, "HBM bandwidth in GB/s (calibrated default)")->capture_default_str();
+  app->add_option("--head-dim", o.head_dim, "attention head width")->capture_default_str();
+  app->add_option("--kv-heads", o.kv_heads, "GQA key/value heads")->capture_default_str();
+  app->add_flag("--json", s.json, "print JSON instead of text");
+  s.budget_app = app;
+}
+
+void add_ep_comm(CLI::App& bounds, BoundsState& s) {
+  CLI::App* app = bounds.add_subcommand("ep-comm", "seed 003 part B: EP all-to-all bytes and times");
+  bounds::EpCommOptions& o = s.ep;
+  app->add_option("--tokens", o.tokens, "tokens in the batch")->capture_default_str();
+  app->add_option("--top-k", o.top_k, "experts per token")->capture_default_str();
+  app->add_option("--d-model", o.d_model, "model width")->capture_default_str();
+  app->add_option("--bytes", o.bytes, "bytes per element")->capture_default_str();
+  app->add_flag("--json", s.json, "print JSON instead of text");
+  s.ep_app = app;
+}
+
+int run(const BoundsState& s) {
+  if (s.train_app->parsed()) {
+    bounds::TrainStep step = bounds::train_step(s.train);
+    std::cout << (s.json ? bounds::to_json(step).dump(2) + "\n" : bounds::render_text(step));
+  } else if (s.comm_app->parsed()) {
+    bounds::CommLedger ledger = bounds::comm_ledger(s.comm);
+    std::cout << (s.json ? bounds::to_json(ledger).dump(2) + "\n" : bounds::render_text(ledger));
+  } else if (s.budget_app->parsed()) {
+    bounds::StepBudget budget = bounds::step_budget(s.budget);
+    std::cout << (s.json ? bounds::to_json(budget).dump(2) + "\n" : bounds::render_text(budget));
+  } else if (s.ep_app->parsed()) {
+    bounds::EpComm comm = bounds::ep_comm(s.ep);
+    std::cout << (s.json ? bounds::to_json(comm).dump(2) + "\n" : bounds::render_text(comm));
+  } else {
+    // All four at the seeds' defaults, in seed order.
+    bounds::TrainStep step = bounds::train_step({});
+    bounds::CommLedger ledger = bounds::comm_ledger({});
+    bounds::StepBudget budget = bounds::step_budget({});
+    bounds::EpComm comm = bounds::ep_comm({});
+    if (s.json) {
+      bounds::Json all;
+      all["train_step"] = bounds::to_json(step);
+      all["comm_ledger"] = bounds::to_json(ledger);
+      all["step_budget"] = bounds::to_json(budget);
+      all["ep_comm"] = bounds::to_json(comm);
+      std::cout << all.dump(2) << "\n";
+    } else {
+      std::cout << bounds::render_text(step) << "\n"
+                << bounds::render_text(ledger) << "\n"
+                << bounds::render_text(budget) << "\n"
+                << bounds::render_text(comm);
+    }
+  }
+  return 0;
+}
+}  // namespace
+
+Command add_bounds_command(CLI::App& epsim) {
+  auto state = std::make_shared<BoundsState>();
+  CLI::App* bounds = epsim.add_subcommand(
+      "bounds", "the seeds' closed-form ledgers, each figure next to its formula and source");
+  bounds->require_subcommand(0, 1);
+  bounds->add_flag("--json", state->json, "print JSON instead of text");
+  add_train_step(*bounds, *state);
+  add_comm(*bounds, *state);
+  add_step_budget(*bounds, *state);
+  add_ep_comm(*bounds, *state);
+  return Command{bounds, [state] { return run(*state); }};
+}
+
+}  // namespace epsim::tools
