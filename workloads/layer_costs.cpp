@@ -1,0 +1,135 @@
+// Per-kernel FLOP and byte formulas.
+#include "workloads/layer_costs.hpp"
+
+#include "workloads/routing_sampler.hpp"
+
+namespace epsim::workloads {
+
+namespace {
+
+constexpr double kActivationBytes = 2;  // BF16 activations between kernels
+constexpr double kOptimizerFlopsPerParam = 15;
+constexpr double kOptimizerStateBytes = 4;  // FP32 master weight, m, v
+
+double tokens(const WorkloadSpec& w) { return static_cast<double>(w.parallel.tokens_per_micro_batch); }
+
+// Channels of the attention core: query/key width and value width per head.
+double qk_dim(const AttentionSpec& a) {
+  return a.kind == AttentionKind::kMla ? a.qk_nope_head_dim + a.qk_rope_head_dim : a.head_dim;
+}
+double v_dim(const AttentionSpec& a) { return a.kind == AttentionKind::kMla ? a.v_head_dim : a.head_dim; }
+
+// Sum over projections of (input + output) channels: what reading each
+// projection's input and writing its output costs per token.
+double projection_io_channels(const ModelSpec& m) {
+  const AttentionSpec& a = m.attention;
+  const double h = static_cast<double>(m.hidden);
+  const double heads = a.heads;
+  if (a.kind == AttentionKind::kGqa) {
+    const double q = heads * a.head_dim, kv = 2.0 * a.kv_heads * a.head_dim;
+    return (h + q + kv) + (q + h);
+  }
+  const double q_out = heads * qk_dim(a);
+  const double q = a.q_lora_rank > 0 ? (h + a.q_lora_rank) + (a.q_lora_rank + q_out) : h + q_out;
+  const double kv = (h + a.kv_lora_rank + a.qk_rope_head_dim) +
+                    (a.kv_lora_rank + heads * (a.qk_nope_head_dim + a.v_head_dim));
+  const double o = heads * a.v_head_dim + h;
+  return q + kv + o;
+}
+
+}  // namespace
+
+double attention_params(const ModelSpec& m) {
+  const AttentionSpec& a = m.attention;
+  const double h = static_cast<double>(m.hidden);
+  const double heads = a.heads;
+  if (a.kind == AttentionKind::kGqa) {
+    return h * heads * a.head_dim + 2.0 * h * a.kv_heads * a.head_dim + heads * a.head_dim * h;
+  }
+  const double q = a.q_lora_rank > 0 ? h * a.q_lora_rank + double(a.q_lora_rank) * heads * qk_dim(a)
+                                     : h * heads * qk_dim(a);
+  const double kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) +
+                    double(a.kv_lora_rank) * heads * (a.qk_nope_head_dim + a.v_head_dim);
+  const double o = heads * a.v_head_dim * h;
+  return q + kv + o;
+}
+
+ComputeCost attention_cost(const WorkloadSpec& w) {
+  const ModelSpec& m = w.model;
+  const AttentionSpec& a = m.attention;
+  const double t = tokens(w);
+  const double wbytes = dtype_bytes(w.precision.gemm);
+  // Causal core: a token at position i attends to i+1 keys, (S+1)/2 on average;
+  // QK^T and PV are 2 FLOPs per multiply-add each.
+  const double context = (static_cast<double>(w.parallel.sequence_length) + 1.0) / 2.0;
+  const double core_flops = t * context * 2.0 * a.heads * (qk_dim(a) + v_dim(a));
+  ComputeCost c;
+  c.flops = 2.0 * t * attention_params(m) + core_flops;
+  // Flash-style core: Q, K, V read once, O written once.
+  const double core_channels = a.heads * (2.0 * qk_dim(a) + 2.0 * v_dim(a));
+  c.hbm_bytes = attention_params(m) * wbytes + t * (projection_io_channels(m) + core_channels) * kActivationBytes;
+  return c;
+}
+
+ComputeCost gate_cost(const WorkloadSpec& w) {
+  const double t = tokens(w), h = static_cast<double>(w.model.hidden), e = w.model.experts;
+  // FP32 router weights and logits, as DeepSeek-V3 keeps the gate in FP32.
+  return {2.0 * t * h * e, e * h * 4.0 + t * h * kActivationBytes + t * e * 4.0};
+}
+
+ComputeCost swiglu_cost(double rows, std::int64_t hidden, std::int64_t ffn, Dtype gemm) {
+  if (rows <= 0) return {};
+  const double h = static_cast<double>(hidden), f = static_cast<double>(ffn), b = dtype_bytes(gemm);
+  ComputeCost c;
+  c.flops = 2.0 * rows * (2.0 * f) * h + 2.0 * rows * h * f;
+  c.hbm_bytes = 3.0 * h * f * b + rows * ((h + f) * b + (f + h) * kActivationBytes);
+  return c;
+}
+
+ComputeCost dense_ffn_cost(const WorkloadSpec& w) {
+  return swiglu_cost(tokens(w), w.model.hidden, w.model.dense_ffn, w.precision.gemm);
+}
+
+ComputeCost shared_expert_cost(const WorkloadSpec& w) {
+  ComputeCost one = swiglu_cost(tokens(w), w.model.hidden, w.model.shared_expert_ffn, w.precision.gemm);
+  return {one.flops * w.model.shared_experts, one.hbm_bytes * w.model.shared_experts};
+}
+
+ComputeCost output_head_cost(const WorkloadSpec& w) {
+  const double t = tokens(w), h = static_cast<double>(w.model.hidden), v = static_cast<double>(w.model.vocab);
+  return {2.0 * t * h * v, h * v * kActivationBytes + t * h * kActivationBytes + t * v * 4.0};
+}
+
+ComputeCost expert_gemm_cost(const WorkloadSpec& w, const std::int32_t* tokens_per_expert, int experts_per_rank) {
+  ComputeCost total;
+  for (int j = 0; j < experts_per_rank; ++j) {
+    const double rows = static_cast<double>(aligned_rows(tokens_per_expert[j], w.precision.expert_alignment));
+    ComputeCost c = swiglu_cost(rows, w.model.hidden, w.model.expert_ffn, w.precision.gemm);
+    total.flops += c.flops;
+    total.hbm_bytes += c.hbm_bytes;
+  }
+  return total;
+}
+
+double dense_params(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden);
+  const double embedding_and_head = 2.0 * static_cast<double>(m.vocab) * h;
+  const double dense_ffn = 3.0 * h * static_cast<double>(m.dense_ffn);
+  const double moe_shared = m.shared_experts * 3.0 * h * static_cast<double>(m.shared_expert_ffn) +
+                            static_cast<double>(m.experts) * h;  // + gate
+  return embedding_and_head + m.layers * attention_params(m) + m.dense_layers * dense_ffn +
+         m.moe_layers() * moe_shared;
+}
+
+double expert_params_per_rank(const WorkloadSpec& w) {
+  const ModelSpec& m = w.model;
+  const double per_expert = 3.0 * static_cast<double>(m.hidden) * static_cast<double>(m.expert_ffn);
+  return static_cast<double>(m.moe_layers()) * (m.experts / w.parallel.ep) * per_expert;
+}
+
+ComputeCost optimizer_cost(double params, Dtype gradient) {
+  return {params * kOptimizerFlopsPerParam,
+          params * (dtype_bytes(gradient) + 3.0 * kOptimizerStateBytes + 3.0 * kOptimizerStateBytes)};
+}
+
+}  // namespace epsim::workloads

@@ -1,0 +1,54 @@
+// FLOPs and HBM bytes of each forward compute kernel, per rank and
+// micro-batch, and the parameter counts behind gradient sync and the
+// optimizer. Formulas are in docs/workload.md; backward = 2x forward.
+#pragma once
+
+#include <cstdint>
+
+#include "workloads/workload_spec.hpp"
+
+namespace epsim::workloads {
+
+struct ComputeCost {
+  double flops = 0;
+  double hbm_bytes = 0;
+};
+
+// Parameters of one layer's attention (projections only; norms ignored).
+double attention_params(const ModelSpec& m);
+
+// QKV/O projections (2 x tokens x params) plus the causal attention core
+// over sequences of parallel.sequence_length.
+ComputeCost attention_cost(const WorkloadSpec& w);
+
+// Router: logits over the experts plus top-k.
+ComputeCost gate_cost(const WorkloadSpec& w);
+
+// One SwiGLU FFN of `ffn` channels on `rows` rows: gate/up GEMM
+// (2 x rows x 2ffn x hidden) then down GEMM (2 x rows x hidden x ffn).
+// Bytes: the weights once (in the GEMM dtype) when rows > 0, plus reading
+// the input and the activated intermediate (GEMM dtype) and writing the
+// intermediate and the output (BF16); the SwiGLU is fused into the gate/up
+// GEMM's epilogue.
+ComputeCost swiglu_cost(double rows, std::int64_t hidden, std::int64_t ffn, Dtype gemm);
+
+ComputeCost dense_ffn_cost(const WorkloadSpec& w);
+ComputeCost shared_expert_cost(const WorkloadSpec& w);
+// The output head and loss: 2 x tokens x hidden x vocab; run after the last layer.
+ComputeCost output_head_cost(const WorkloadSpec& w);
+
+// One rank's grouped expert GEMM: a SwiGLU per local expert on its rows
+// rounded up to precision.expert_alignment. `tokens` points at the rank's
+// experts_per_rank counts.
+ComputeCost expert_gemm_cost(const WorkloadSpec& w, const std::int32_t* tokens, int experts_per_rank);
+
+// Parameters every rank holds a replica of (embedding, head, attention,
+// gates, shared experts, dense FFNs), and each rank's routed-expert ones.
+double dense_params(const ModelSpec& m);
+double expert_params_per_rank(const WorkloadSpec& w);
+
+// AdamW on `params` parameters (seed 002): read the gradient (gradient
+// dtype) and FP32 param, m, v; write FP32 param, m, v; 15 FLOPs each.
+ComputeCost optimizer_cost(double params, Dtype gradient);
+
+}  // namespace epsim::workloads

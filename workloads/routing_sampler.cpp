@@ -1,0 +1,314 @@
+// Per-token routing draws, counted into traffic matrices and expert loads.
+//
+// Method. Tokens of one layer are i.i.d.: each draws k distinct experts by
+// sequential sampling without replacement from the layer's weights (draw by
+// weight, redraw on a repeat). With a binding node limit L, a token first
+// draws L distinct nodes the same way (node weight = sum of its experts'),
+// then draws its k experts among those nodes' experts only, as DeepSeek-V3's
+// group-limited routing picks groups first. Draws use alias tables (O(1));
+// after kMaxRepeats repeats in one token the next expert is drawn exactly
+// from the remaining weights, which is the same distribution.
+#include "workloads/routing_sampler.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "workloads/alias_table.hpp"
+#include "workloads/expert_weights.hpp"
+#include "workloads/rng.hpp"
+
+namespace epsim::workloads {
+
+namespace {
+
+constexpr int kMaxRepeats = 32;
+constexpr std::uint64_t kTokenStream = 0;
+
+// What the draws of one layer need, shared by all its (micro-batch, replica) jobs.
+struct LayerTables {
+  std::vector<double> weights;       // per expert, sum 1
+  AliasTable experts;                // over all experts (no binding node limit)
+  std::vector<double> node_weights;  // per node of a replica
+  AliasTable nodes;
+  // Per node, an alias table over its experts (global ids), packed at
+  // column offset node * per_node so that a draw is one flat lookup.
+  std::vector<std::uint64_t> in_node_threshold;
+  std::vector<int> in_node_item, in_node_alias;
+  std::vector<std::uint64_t> in_node_columns;
+
+  int draw_in_node(int node, int per_node, std::uint64_t random) const {
+    const auto n = static_cast<std::size_t>(node);
+    const std::size_t column = n * static_cast<std::size_t>(per_node) +
+                               static_cast<std::size_t>(((random >> 32) * in_node_columns[n]) >> 32);
+    return (random & 0xffffffffULL) < in_node_threshold[column] ? in_node_item[column] : in_node_alias[column];
+  }
+};
+
+struct Layout {
+  int ep, experts, k, per_rank, per_node, nodes, node_limit;
+  bool limited;
+  std::vector<int> rank_of, node_of;  // per expert: lookups instead of divisions in the hot loop
+};
+
+// Exact draw from `weights`, skipping experts whose stamp is `token`:
+// the fallback after many repeats, same distribution as redrawing.
+int draw_remaining(Rng& rng, const std::vector<double>& weights, const std::vector<std::int32_t>& stamp,
+                   std::int32_t token) {
+  double left = 0;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    if (stamp[i] != token) left += weights[i];
+  }
+  double u = rng.uniform() * left;
+  int last = -1;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    if (stamp[i] == token || weights[i] <= 0) continue;
+    last = static_cast<int>(i);
+    u -= weights[i];
+    if (u < 0) break;
+  }
+  return last;
+}
+
+// Draws tokens of one (layer, micro-batch, replica). "Stamps" mark what the
+// current token already holds (stamp == token number), so deduplication
+// costs one compare and no clearing.
+class TokenDrawer {
+ public:
+  TokenDrawer(const LayerTables& t, const Layout& L)
+      : t_(t), L_(L), expert_stamp_(static_cast<std::size_t>(L.experts), -1),
+        node_stamp_(static_cast<std::size_t>(L.nodes), -1), masked_(static_cast<std::size_t>(L.experts), 0.0) {}
+
+  // Resets stamps for a new source rank (token numbers restart at 0).
+  void new_source() {
+    std::fill(expert_stamp_.begin(), expert_stamp_.end(), -1);
+    std::fill(node_stamp_.begin(), node_stamp_.end(), -1);
+  }
+
+  // Fills chosen[0..k) with distinct experts of token number `token`;
+  // they are stamped in expert_stamp().
+  void draw(Rng& rng, std::int32_t token, int* chosen) {
+    if (L_.limited) {
+      draw_limited(rng, token, chosen);
+    } else {
+      draw_free(rng, token, chosen);
+    }
+  }
+
+ private:
+  bool take(int e, std::int32_t token) {
+    std::int32_t& s = expert_stamp_[static_cast<std::size_t>(e)];
+    if (s == token) return false;
+    s = token;
+    return true;
+  }
+
+  void draw_free(Rng& rng, std::int32_t token, int* chosen) {
+    int count = 0, repeats = 0;
+    while (count < L_.k) {
+      int e = t_.experts.draw(rng.next());
+      if (!take(e, token)) {
+        if (++repeats <= kMaxRepeats) continue;
+        e = draw_remaining(rng, t_.weights, expert_stamp_, token);
+        take(e, token);
+      }
+      chosen[count++] = e;
+    }
+  }
+
+  void draw_limited(Rng& rng, std::int32_t token, int* chosen) {
+    int nodes[64];
+    int node_count = 0, repeats = 0;
+    while (node_count < L_.node_limit) {
+      int n = t_.nodes.draw(rng.next());
+      if (node_stamp_[static_cast<std::size_t>(n)] == token) {
+        if (++repeats <= kMaxRepeats) continue;
+        n = draw_remaining(rng, t_.node_weights, node_stamp_, token);
+      }
+      node_stamp_[static_cast<std::size_t>(n)] = token;
+      nodes[node_count++] = n;
+    }
+    // Cumulative node weights as 32-bit thresholds: one compare per node picks
+    // a node with probability proportional to its weight among the chosen.
+    double total = 0;
+    for (int i = 0; i < node_count; ++i) total += t_.node_weights[static_cast<std::size_t>(nodes[i])];
+    std::uint64_t bound[64];
+    const double scale = 4294967296.0 / total;
+    double running = 0;
+    for (int i = 0; i < node_count; ++i) {
+      running += t_.node_weights[static_cast<std::size_t>(nodes[i])];
+      bound[i] = static_cast<std::uint64_t>(running * scale);
+    }
+    bound[node_count - 1] = std::uint64_t{1} << 32;
+
+    int count = 0;
+    repeats = 0;
+    while (count < L_.k) {
+      int e;
+      if (repeats <= kMaxRepeats) {
+        const std::uint64_t high = rng.next() >> 32;
+        int i = 0;
+        for (int j = 0; j + 1 < node_count; ++j) i += high >= bound[j];  // branch-free
+        e = t_.draw_in_node(nodes[i], L_.per_node, rng.next());
+        if (!take(e, token)) {
+          ++repeats;
+          continue;
+        }
+      } else {
+        std::fill(masked_.begin(), masked_.end(), 0.0);
+        for (int i = 0; i < node_count; ++i) {
+          const std::size_t first = static_cast<std::size_t>(nodes[i]) * static_cast<std::size_t>(L_.per_node);
+          std::copy(t_.weights.begin() + static_cast<std::ptrdiff_t>(first),
+                    t_.weights.begin() + static_cast<std::ptrdiff_t>(first + static_cast<std::size_t>(L_.per_node)),
+                    masked_.begin() + static_cast<std::ptrdiff_t>(first));
+        }
+        e = draw_remaining(rng, masked_, expert_stamp_, token);
+        take(e, token);
+      }
+      chosen[count++] = e;
+    }
+  }
+
+  const LayerTables& t_;
+  const Layout& L_;
+  std::vector<std::int32_t> expert_stamp_;
+  std::vector<std::int32_t> node_stamp_;
+  std::vector<double> masked_;
+};
+
+LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
+  LayerTables t;
+  t.weights = expert_weights(w, moe_layer);
+  if (!L.limited) {
+    t.experts = AliasTable(t.weights);
+    return t;
+  }
+  t.node_weights.assign(static_cast<std::size_t>(L.nodes), 0.0);
+  for (int n = 0; n < L.nodes; ++n) {
+    std::vector<double> local(t.weights.begin() + n * L.per_node, t.weights.begin() + (n + 1) * L.per_node);
+    for (double x : local) t.node_weights[static_cast<std::size_t>(n)] += x;
+    const AliasTable table = t.node_weights[static_cast<std::size_t>(n)] > 0 ? AliasTable(local) : AliasTable();
+    t.in_node_columns.push_back(static_cast<std::uint64_t>(table.columns()));
+    for (int c = 0; c < L.per_node; ++c) {
+      const bool used = c < table.columns();
+      t.in_node_threshold.push_back(used ? table.threshold(c) : 0);
+      t.in_node_item.push_back(n * L.per_node + (used ? table.item(c) : 0));
+      t.in_node_alias.push_back(n * L.per_node + (used ? table.alias(c) : 0));
+    }
+  }
+  t.nodes = AliasTable(t.node_weights);
+  return t;
+}
+
+// Draws every token of one (layer, micro-batch, replica) and counts them.
+void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, int moe_layer, int micro_batch,
+                int replica, LayerRouting& out) {
+  TrafficMatrix& m = out.traffic;
+  const int total_nodes = m.nodes();
+  const int rank0 = replica * L.ep;
+  const int node0 = replica * L.nodes;
+  std::vector<std::int32_t> expert_count(static_cast<std::size_t>(L.experts), 0);
+  std::vector<std::int32_t> rank_stamp(static_cast<std::size_t>(L.ep));
+  std::vector<std::int32_t> node_stamp(static_cast<std::size_t>(L.nodes));
+  TokenDrawer drawer(t, L);
+  int chosen[64];
+  int max_nodes = 0;
+  const auto tokens = static_cast<std::int32_t>(w.parallel.tokens_per_micro_batch);
+  for (int src = 0; src < L.ep; ++src) {
+    const auto global_src = static_cast<std::size_t>(rank0 + src);
+    Rng rng(stream_seed(w.routing.seed, kTokenStream, static_cast<std::uint64_t>(moe_layer),
+                        static_cast<std::uint64_t>(micro_batch), global_src));
+    std::int32_t* rank_row = &m.tokens[global_src * static_cast<std::size_t>(m.ranks) + static_cast<std::size_t>(rank0)];
+    std::int32_t* node_row = &m.node_tokens[global_src * static_cast<std::size_t>(total_nodes) + static_cast<std::size_t>(node0)];
+    drawer.new_source();
+    std::fill(rank_stamp.begin(), rank_stamp.end(), -1);
+    std::fill(node_stamp.begin(), node_stamp.end(), -1);
+    for (std::int32_t token = 0; token < tokens; ++token) {
+      drawer.draw(rng, token, chosen);
+      int node_count = 0;
+      for (int i = 0; i < L.k; ++i) {
+        const auto e = static_cast<std::size_t>(chosen[i]);
+        ++expert_count[e];
+        const auto r = static_cast<std::size_t>(L.rank_of[e]);
+        if (rank_stamp[r] == token) continue;
+        rank_stamp[r] = token;
+        ++rank_row[r];
+        const auto n = static_cast<std::size_t>(L.node_of[e]);
+        if (node_stamp[n] == token) continue;
+        node_stamp[n] = token;
+        ++node_row[n];
+        ++node_count;
+      }
+      max_nodes = std::max(max_nodes, node_count);
+    }
+  }
+  std::copy(expert_count.begin(), expert_count.end(),
+            out.expert_tokens.begin() + static_cast<std::ptrdiff_t>(rank0) * L.per_rank);
+  out.max_nodes_per_token = std::max(out.max_nodes_per_token, max_nodes);
+}
+
+}  // namespace
+
+RoutingSample sample_routing(const WorkloadSpec& w, int threads) {
+  const ParallelSpec& p = w.parallel;
+  Layout L{};
+  L.ep = p.ep;
+  L.experts = w.model.experts;
+  L.k = w.model.top_k;
+  L.per_rank = w.model.experts / p.ep;
+  L.nodes = p.nodes_per_replica();
+  L.per_node = w.model.experts / L.nodes;
+  L.node_limit = w.model.node_limit;
+  L.limited = node_limit_binds(w);
+  for (int e = 0; e < L.experts; ++e) {
+    L.rank_of.push_back(e / L.per_rank);
+    L.node_of.push_back(e / L.per_node);
+  }
+
+  RoutingSample s;
+  s.ranks = p.ranks();
+  s.ranks_per_node = p.ranks_per_node;
+  s.experts_per_rank = L.per_rank;
+  s.micro_batches = p.micro_batches;
+  s.tokens_per_rank = p.tokens_per_micro_batch;
+  const int moe_layers = w.model.moe_layers();
+  s.layers.resize(static_cast<std::size_t>(moe_layers) * static_cast<std::size_t>(p.micro_batches));
+  for (int l = 0; l < moe_layers; ++l) {
+    for (int mb = 0; mb < p.micro_batches; ++mb) {
+      LayerRouting& out = s.layers[static_cast<std::size_t>(l * p.micro_batches + mb)];
+      out.layer = l + w.model.dense_layers;
+      out.micro_batch = mb;
+      out.traffic.ranks = s.ranks;
+      out.traffic.ranks_per_node = p.ranks_per_node;
+      const auto ranks = static_cast<std::size_t>(s.ranks);
+      out.traffic.tokens.assign(ranks * ranks, 0);
+      out.traffic.node_tokens.assign(ranks * static_cast<std::size_t>(out.traffic.nodes()), 0);
+      out.expert_tokens.assign(ranks * static_cast<std::size_t>(L.per_rank), 0);
+    }
+  }
+
+  std::vector<LayerTables> tables(static_cast<std::size_t>(moe_layers));
+  for (int l = 0; l < moe_layers; ++l) tables[static_cast<std::size_t>(l)] = make_tables(w, l, L);
+
+  // Jobs write disjoint slices of `s`, each from its own random stream:
+  // the result does not depend on the thread count or scheduling.
+  const int layer_jobs = moe_layers * p.micro_batches;
+  std::atomic<int> next_layer{0};
+  auto run = [&] {
+    for (int j = next_layer++; j < layer_jobs; j = next_layer++) {
+      const int l = j / p.micro_batches, mb = j % p.micro_batches;
+      for (int replica = 0; replica < p.dp; ++replica) {
+        sample_job(w, tables[static_cast<std::size_t>(l)], L, l, mb, replica, s.layers[static_cast<std::size_t>(j)]);
+      }
+    }
+  };
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::min(threads, layer_jobs);
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back(run);
+  run();
+  for (std::thread& t : pool) t.join();
+  return s;
+}
+
+}  // namespace epsim::workloads

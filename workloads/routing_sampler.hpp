@@ -1,0 +1,50 @@
+// The routing sampler: for every MoE layer, micro-batch and source rank,
+// each token draws its k distinct experts (a real per-token draw), and the
+// draws are counted into what the simulator needs: tokens per (source rank,
+// destination rank) deduplicated per rank, per (source rank, destination
+// node) deduplicated per node, and tokens per expert.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "workloads/task_graph.hpp"
+#include "workloads/workload_spec.hpp"
+
+namespace epsim::workloads {
+
+// One MoE layer in one micro-batch, over all ep x dp ranks. DP replicas
+// draw independently and never exchange tokens: traffic is block-diagonal.
+struct LayerRouting {
+  int layer = 0;        // model layer index (counting dense layers)
+  int micro_batch = 0;
+  TrafficMatrix traffic;
+  // Tokens that picked each expert, before alignment:
+  // [rank * experts_per_rank + j] for the rank's j-th local expert.
+  std::vector<std::int32_t> expert_tokens;
+  int max_nodes_per_token = 0;  // over all tokens of the layer: <= node limit
+};
+
+struct RoutingSample {
+  int ranks = 0;
+  int ranks_per_node = 0;
+  int experts_per_rank = 0;
+  int micro_batches = 0;
+  std::int64_t tokens_per_rank = 0;  // per micro-batch
+  std::vector<LayerRouting> layers;  // index = moe_layer * micro_batches + micro_batch
+
+  const LayerRouting& at(int moe_layer, int micro_batch) const {
+    return layers[static_cast<std::size_t>(moe_layer * micro_batches + micro_batch)];
+  }
+};
+
+// Draws the routing of every MoE layer and micro-batch. Deterministic in
+// (workload, routing.seed) whatever `threads` is (0 = one per core).
+RoutingSample sample_routing(const WorkloadSpec& w, int threads = 0);
+
+// Rows an expert GEMM runs for `tokens` tokens: rounded up to `alignment`.
+inline std::int64_t aligned_rows(std::int64_t tokens, int alignment) {
+  return (tokens + alignment - 1) / alignment * alignment;
+}
+
+}  // namespace epsim::workloads

@@ -1,0 +1,41 @@
+// JSON serialisation of the task graph.
+#include "workloads/task_graph_json.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace epsim::workloads {
+
+void write_task_graph_json(std::ostream& out, const TaskGraph& graph) {
+  using nlohmann::json;
+  json tasks = json::array();
+  for (const Task& t : graph.tasks) {
+    json j = {{"id", t.id},           {"kind", to_string(t.kind)}, {"phase", to_string(t.phase)},
+              {"layer", t.layer},     {"micro_batch", t.micro_batch}, {"deps", t.deps}};
+    if (t.is_collective()) {
+      if (t.kind == TaskKind::kGradAllReduce) {
+        j["groups"] = t.groups;
+        j["bytes"] = t.bytes;
+      } else {
+        j["traffic"] = t.traffic;
+        j["transpose"] = t.transpose;
+        j["bytes_per_token"] = t.bytes_per_token;
+      }
+    } else {
+      j["dtype"] = to_string(t.dtype);
+      j["flops"] = t.flops;
+      j["hbm_bytes"] = t.hbm_bytes;
+    }
+    tasks.push_back(std::move(j));
+  }
+  json traffic = json::array();
+  for (const TrafficMatrix& m : graph.traffic) {
+    traffic.push_back({{"ranks", m.ranks},
+                       {"ranks_per_node", m.ranks_per_node},
+                       {"tokens", m.tokens},
+                       {"node_tokens", m.node_tokens}});
+  }
+  json root = {{"ranks", graph.ranks}, {"ranks_per_node", graph.ranks_per_node}, {"tasks", tasks}, {"traffic", traffic}};
+  out << root.dump() << "\n";
+}
+
+}  // namespace epsim::workloads

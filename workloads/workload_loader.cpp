@@ -1,0 +1,224 @@
+// Reading and checking workload TOML (schema 1).
+#include "workloads/workload_loader.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/overrides.hpp"
+#include "core/toml_reader.hpp"
+#include "workloads/expert_weights.hpp"
+#include "workloads/routing_trace.hpp"
+
+namespace epsim::workloads {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;     // channels, vocab, FFN sizes
+constexpr std::int64_t kMaxTokens = std::int64_t{1} << 30;  // tokens fit TrafficMatrix's int32
+// Traffic matrices grow as ranks^2: refuse graphs that would not fit in memory.
+constexpr double kMaxTrafficBytes = 4.0 * (1 << 30);
+
+Dtype to_dtype(const std::string& name) {
+  if (name == "fp8") return Dtype::kFp8;
+  if (name == "int8") return Dtype::kInt8;
+  if (name == "fp32") return Dtype::kFp32;
+  return Dtype::kBf16;
+}
+
+int small_int(TableReader& t, std::string_view key, std::int64_t min, std::int64_t max = 1 << 20) {
+  return static_cast<int>(t.integer(key, min, max));
+}
+
+AttentionSpec read_attention(TableReader t) {
+  AttentionSpec a;
+  a.kind = t.choice("kind", {"mla", "gqa"}) == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
+  a.heads = small_int(t, "heads", 1);
+  if (a.kind == AttentionKind::kGqa) {
+    a.kv_heads = small_int(t, "kv_heads", 1);
+    a.head_dim = small_int(t, "head_dim", 1);
+    if (a.heads % a.kv_heads != 0) {
+      t.fail("kv_heads", fmt::format("must divide heads ({}), got {}", a.heads, a.kv_heads));
+    }
+  } else {
+    a.q_lora_rank = static_cast<int>(t.integer_or("q_lora_rank", 0, 0, kMaxDim));
+    a.kv_lora_rank = small_int(t, "kv_lora_rank", 1);
+    a.qk_nope_head_dim = small_int(t, "qk_nope_head_dim", 1);
+    a.qk_rope_head_dim = small_int(t, "qk_rope_head_dim", 0);
+    a.v_head_dim = small_int(t, "v_head_dim", 1);
+  }
+  t.finish();
+  return a;
+}
+
+ModelSpec read_model(TableReader t) {
+  ModelSpec m;
+  m.name = t.string_or("name", "");
+  m.layers = small_int(t, "layers", 1, 4096);
+  m.dense_layers = static_cast<int>(t.integer_or("dense_layers", 0, 0, m.layers - 1));
+  m.hidden = t.integer("hidden", 1, kMaxDim);
+  m.attention = read_attention(t.table("attention"));
+  m.dense_ffn = m.dense_layers > 0 ? t.integer("dense_ffn", 1, kMaxDim) : t.integer_or("dense_ffn", 0, 0, kMaxDim);
+  m.expert_ffn = t.integer("expert_ffn", 1, kMaxDim);
+  m.experts = small_int(t, "experts", 1, 1 << 16);
+  m.shared_experts = static_cast<int>(t.integer_or("shared_experts", 0, 0, 64));
+  m.shared_expert_ffn = t.integer_or("shared_expert_ffn", m.expert_ffn, 1, kMaxDim);
+  m.top_k = small_int(t, "top_k", 1, 64);
+  if (m.top_k > m.experts) t.fail("top_k", fmt::format("must be <= model.experts ({}), got {}", m.experts, m.top_k));
+  m.node_limit = static_cast<int>(t.integer_or("node_limit", 0, 0, 1 << 16));
+  m.vocab = t.integer("vocab", 1, kMaxDim);
+  t.finish();
+  return m;
+}
+
+ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
+  ParallelSpec p;
+  p.ep = small_int(t, "ep", 1, 1 << 16);
+  if (m.experts % p.ep != 0) {
+    t.fail("ep", fmt::format("model.experts ({}) is not divisible by parallel.ep ({})", m.experts, p.ep));
+  }
+  p.dp = static_cast<int>(t.integer_or("dp", 1, 1, 1 << 16));
+  p.micro_batches = static_cast<int>(t.integer_or("micro_batches", 1, 1, 1024));
+  p.tokens_per_micro_batch = t.integer("tokens_per_micro_batch", 1, kMaxTokens);
+  p.sequence_length = t.integer_or("sequence_length", p.tokens_per_micro_batch, 1, kMaxTokens);
+  if (p.tokens_per_micro_batch % p.sequence_length != 0) {
+    t.fail("sequence_length", fmt::format("must divide parallel.tokens_per_micro_batch ({}), got {}",
+                                          p.tokens_per_micro_batch, p.sequence_length));
+  }
+  p.ranks_per_node = static_cast<int>(t.integer_or("ranks_per_node", std::min(8, p.ep), 1, 1 << 16));
+  if (p.ep % p.ranks_per_node != 0) {
+    t.fail("ranks_per_node", fmt::format("must divide parallel.ep ({}), got {}", p.ep, p.ranks_per_node));
+  }
+  const double matrices = static_cast<double>(m.moe_layers()) * p.micro_batches;
+  const double traffic_bytes = matrices * 4.0 * p.ranks() * static_cast<double>(p.ranks());
+  if (traffic_bytes > kMaxTrafficBytes) {
+    t.fail(p.dp > 1 ? "dp" : "ep",
+           fmt::format("ep x dp = {} ranks need {:.1f} GiB of traffic matrices (limit {:.0f} GiB); "
+                       "simulate fewer ranks or micro-batches",
+                       p.ranks(), traffic_bytes / (1 << 30), kMaxTrafficBytes / (1 << 30)));
+  }
+  t.finish();
+  return p;
+}
+
+PrecisionSpec read_precision(std::optional<TableReader> t) {
+  PrecisionSpec p;
+  if (!t) return p;
+  p.dispatch = to_dtype(t->choice_or("dispatch", "fp8", {"fp8", "bf16"}));
+  p.combine = to_dtype(t->choice_or("combine", "bf16", {"bf16", "fp8"}));
+  p.gemm = to_dtype(t->choice_or("gemm", "bf16", {"bf16", "fp8"}));
+  p.gradient = to_dtype(t->choice_or("gradient", "bf16", {"bf16", "fp32"}));
+  p.scale_block = static_cast<int>(t->integer_or("scale_block", 128, 1, 1 << 16));
+  p.expert_alignment = static_cast<int>(t->integer_or("expert_alignment", 128, 1, 1 << 16));
+  p.routing_metadata = t->boolean_or("routing_metadata", false);
+  t->finish();
+  return p;
+}
+
+RoutingSpec read_routing(std::optional<TableReader> t, const ModelSpec& model, const std::string& base_dir) {
+  RoutingSpec r;
+  if (!t) return r;
+  const std::string kind = t->choice_or("kind", "uniform", {"uniform", "zipf", "hot", "trace"});
+  r.kind = kind == "zipf" ? RoutingKind::kZipf
+           : kind == "hot" ? RoutingKind::kHot
+           : kind == "trace" ? RoutingKind::kTrace
+                             : RoutingKind::kUniform;
+  // Keys of other kinds are errors, not silently ignored.
+  auto only_for = [&](std::string_view key, const char* owner) {
+    if (kind != owner && t->has(key)) t->fail(key, fmt::format("only read when routing.kind = \"{}\"", owner));
+  };
+  only_for("zipf_s", "zipf");
+  only_for("hot_share", "hot");
+  only_for("hot_experts", "hot");
+  only_for("trace", "trace");
+  if (r.kind == RoutingKind::kZipf) r.zipf_s = t->number("zipf_s", 0.0, 8.0);
+  if (r.kind == RoutingKind::kHot) {
+    r.hot_share = t->number("hot_share", 0.0, 1.0);
+    r.hot_experts = static_cast<int>(t->integer("hot_experts", 1, model.experts));
+  }
+  if (r.kind == RoutingKind::kTrace) {
+    std::string path = t->string("trace");
+    fs::path p(path);
+    if (p.is_relative() && !base_dir.empty()) p = fs::path(base_dir) / p;
+    r.trace = read_routing_trace(p.string(), model, t->key_path("trace"), location_of(*t->node("trace")));
+  } else {
+    const std::string order = t->choice_or("order", "none", {"none", "fixed", "per_layer"});
+    r.order = order == "fixed" ? ExpertOrder::kFixed : order == "per_layer" ? ExpertOrder::kPerLayer : ExpertOrder::kNone;
+  }
+  r.layer_jitter = t->number_or("layer_jitter", 0.0, 0.0, 0.99);
+  r.seed = static_cast<std::uint64_t>(t->integer_or("seed", 1, 0));
+  t->finish();
+  return r;
+}
+
+std::string preset_dir() { return EPSIM_WORKLOAD_PRESET_DIR; }
+
+}  // namespace
+
+WorkloadSpec read_workload(const toml::table& root, const std::string& source, const std::string& base_dir) {
+  TableReader top(root, "");
+  top.integer("schema", kWorkloadSchema, kWorkloadSchema);
+  WorkloadSpec w;
+  w.source = source;
+  w.model = read_model(top.table("model"));
+  TableReader parallel = top.table("parallel");
+  w.parallel = read_parallel(parallel, w.model);
+  w.precision = read_precision(top.optional_table("precision"));
+
+  // The node limit is checked against the workload's own layout.
+  const int nodes = w.parallel.nodes_per_replica();
+  const int per_node = w.model.experts / nodes;
+  if (w.model.node_limit > 0 && w.model.node_limit < nodes &&
+      static_cast<std::int64_t>(w.model.node_limit) * per_node < w.model.top_k) {
+    TableReader model = top.table("model");
+    model.fail("node_limit", fmt::format("{} nodes x {} experts per node = {} experts reachable, fewer than "
+                                         "top_k = {} (ep {}, ranks_per_node {})",
+                                         w.model.node_limit, per_node, w.model.node_limit * per_node,
+                                         w.model.top_k, w.parallel.ep, w.parallel.ranks_per_node));
+  }
+
+  std::optional<TableReader> routing = top.optional_table("routing");
+  w.routing = read_routing(routing, w.model, base_dir);
+  top.finish();
+
+  for (int l = 0; l < w.model.moe_layers(); ++l) {
+    std::string why = routing_infeasibility(w, expert_weights(w, l));
+    if (why.empty()) continue;
+    const std::string key = w.routing.kind == RoutingKind::kTrace ? "trace" : "kind";
+    const std::string problem = fmt::format("MoE layer {}: {}", l + w.model.dense_layers, why);
+    if (routing && routing->has(key)) routing->fail(key, problem);
+    throw InputError(SourceLocation{source}, "routing." + key, problem);
+  }
+  return w;
+}
+
+WorkloadSpec load_workload(const std::string& file_or_preset, const std::vector<std::string>& overrides) {
+  std::string path = file_or_preset;
+  if (!fs::exists(path)) {
+    const std::string preset = preset_dir() + "/" + file_or_preset + ".toml";
+    if (file_or_preset.find('/') != std::string::npos || !fs::exists(preset)) {
+      throw InputError(SourceLocation{file_or_preset}, "",
+                       fmt::format("no such workload file or preset (presets: {})", fmt::join(workload_presets(), ", ")));
+    }
+    path = preset;
+  }
+  toml::table root = load_toml_file(path);
+  apply_overrides(root, overrides);
+  return read_workload(root, path, fs::path(path).parent_path().string());
+}
+
+std::vector<std::string> workload_presets() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(preset_dir(), ec)) {
+    if (entry.path().extension() == ".toml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace epsim::workloads

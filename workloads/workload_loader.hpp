@@ -1,0 +1,29 @@
+// Reading a workload: a TOML file or a preset name, with `--set` overrides,
+// into a WorkloadSpec whose every field has been checked. Throws InputError
+// (file:line:col and key path) for anything wrong.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "workloads/workload_spec.hpp"
+
+namespace epsim::workloads {
+
+// `file_or_preset` is a path to a TOML file, or the name of a preset in
+// workloads/presets/ ("deepseek-v3", "deepep-ascend", "tiny-moe").
+// `overrides` are "dotted.key=value" assignments applied before reading.
+WorkloadSpec load_workload(const std::string& file_or_preset,
+                           const std::vector<std::string>& overrides = {});
+
+// Reads an already parsed document. Relative trace paths are resolved
+// against `base_dir`.
+WorkloadSpec read_workload(const toml::table& root, const std::string& source,
+                           const std::string& base_dir);
+
+// Names of the bundled presets, sorted.
+std::vector<std::string> workload_presets();
+
+}  // namespace epsim::workloads

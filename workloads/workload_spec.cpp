@@ -1,0 +1,52 @@
+// Byte counts per element and per token, and the distinct-rank expectations.
+#include "workloads/workload_spec.hpp"
+
+#include <cmath>
+
+namespace epsim::workloads {
+
+double dtype_bytes(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::kFp8:
+    case Dtype::kInt8: return 1;
+    case Dtype::kBf16: return 2;
+    case Dtype::kFp32: return 4;
+  }
+  return 2;
+}
+
+double token_bytes(Dtype dtype, std::int64_t hidden, int scale_block) {
+  double bytes = static_cast<double>(hidden) * dtype_bytes(dtype);
+  if (dtype == Dtype::kFp8) bytes += static_cast<double>((hidden + scale_block - 1) / scale_block) * 4;
+  return bytes;
+}
+
+double dispatch_bytes_per_token(const WorkloadSpec& w) {
+  double bytes = token_bytes(w.precision.dispatch, w.model.hidden, w.precision.scale_block);
+  if (w.precision.routing_metadata) bytes += w.model.top_k * (8.0 + 4.0);
+  return bytes;
+}
+
+double combine_bytes_per_token(const WorkloadSpec& w) {
+  double bytes = token_bytes(w.precision.combine, w.model.hidden, w.precision.scale_block);
+  if (w.precision.routing_metadata) bytes += w.model.top_k * 4.0;
+  return bytes;
+}
+
+double distinct_ranks_closed_form(int ranks, int top_k) {
+  return ranks * (1.0 - std::pow(1.0 - 1.0 / ranks, top_k));
+}
+
+double distinct_ranks_exact(int ranks, int experts, int top_k) {
+  // C(E-m, k)/C(E, k) = prod_{i<k} (E-m-i)/(E-i): a rank is missed when all
+  // k draws fall among the other ranks' experts.
+  const int per_rank = experts / ranks;
+  double missed = 1;
+  for (int i = 0; i < top_k; ++i) {
+    double left = static_cast<double>(experts - per_rank - i);
+    missed *= left > 0 ? left / (experts - i) : 0.0;
+  }
+  return ranks * (1.0 - missed);
+}
+
+}  // namespace epsim::workloads

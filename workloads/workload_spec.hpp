@@ -1,0 +1,126 @@
+// A checked workload: the MoE model, how it is parallelised, the number
+// formats on the wire and in GEMMs, and how tokens pick experts. Plain data;
+// workload_loader.hpp reads it from TOML and checks every field.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "workloads/task_graph.hpp"
+
+namespace epsim::workloads {
+
+// The workload TOML format this code reads (`schema = 1`).
+inline constexpr int kWorkloadSchema = 1;
+
+enum class AttentionKind { kMla, kGqa };
+
+struct AttentionSpec {
+  AttentionKind kind = AttentionKind::kMla;
+  int heads = 128;
+  // GQA: key/value heads and the per-head dimension.
+  int kv_heads = 0;
+  int head_dim = 0;
+  // MLA (DeepSeek-V2/V3): low-rank query/key-value compression.
+  int q_lora_rank = 1536;  // 0 = queries projected directly from hidden
+  int kv_lora_rank = 512;
+  int qk_nope_head_dim = 128;
+  int qk_rope_head_dim = 64;
+  int v_head_dim = 128;
+};
+
+struct ModelSpec {
+  std::string name;
+  int layers = 0;
+  int dense_layers = 0;  // the leading layers that use a dense FFN instead of experts
+  std::int64_t hidden = 0;
+  AttentionSpec attention;
+  std::int64_t dense_ffn = 0;          // intermediate size of the dense FFN (SwiGLU)
+  std::int64_t expert_ffn = 0;         // intermediate size of one routed expert (SwiGLU)
+  std::int64_t shared_expert_ffn = 0;  // intermediate size of one shared expert
+  int experts = 0;                     // routed experts per MoE layer
+  int shared_experts = 0;
+  int top_k = 0;
+  int node_limit = 0;  // max nodes one token's experts may span; 0 = no limit
+  std::int64_t vocab = 0;
+
+  int moe_layers() const { return layers - dense_layers; }
+  bool is_moe(int layer) const { return layer >= dense_layers && layer < layers; }
+};
+
+struct ParallelSpec {
+  int ep = 1;            // expert-parallel ranks; routed experts are split evenly over them
+  int dp = 1;            // data-parallel replicas of the whole EP group
+  int micro_batches = 1;
+  std::int64_t tokens_per_micro_batch = 0;  // per rank: sequence length x sequences
+  std::int64_t sequence_length = 0;         // for the attention core; divides tokens_per_micro_batch
+  int ranks_per_node = 8;  // the workload's node, for node-limited routing and per-node dedup
+
+  int ranks() const { return ep * dp; }
+  int nodes_per_replica() const { return ep / ranks_per_node; }
+};
+
+struct PrecisionSpec {
+  Dtype dispatch = Dtype::kFp8;  // kFp8 carries one FP32 scale per `scale_block` channels
+  Dtype combine = Dtype::kBf16;
+  Dtype gemm = Dtype::kBf16;     // expert, shared-expert, dense-FFN and attention-projection GEMMs
+  Dtype gradient = Dtype::kBf16;  // gradients as all-reduced and read by the optimizer
+  int scale_block = 128;
+  int expert_alignment = 128;  // rows per local expert are rounded up to this
+  // When true, a dispatched token also carries its top-k indices (int64) and
+  // weights (fp32), and a combined one its weights, as DeepEP-Ascend's test
+  // counts bytes (seed 001). DeepEP's own benchmark does not count them.
+  bool routing_metadata = false;
+};
+
+enum class RoutingKind { kUniform, kZipf, kHot, kTrace };
+enum class ExpertOrder { kNone, kFixed, kPerLayer };
+
+// Measured loads: tokens[moe_layer][expert], read from a CSV.
+struct RoutingTrace {
+  std::string path;
+  std::vector<std::vector<double>> tokens;
+};
+
+struct RoutingSpec {
+  RoutingKind kind = RoutingKind::kUniform;
+  double zipf_s = 1.0;      // zipf: weight of the i-th hottest expert ~ i^-s
+  double hot_share = 0.5;   // hot: share of the pick weight held by the hot experts
+  int hot_experts = 1;      // hot: how many experts are hot
+  ExpertOrder order = ExpertOrder::kNone;  // which experts are the hot ones, per layer
+  double layer_jitter = 0;  // per-layer multiplicative noise on weights, in [0, 1)
+  std::uint64_t seed = 1;
+  RoutingTrace trace;
+};
+
+struct WorkloadSpec {
+  std::string source;  // file the workload came from
+  ModelSpec model;
+  ParallelSpec parallel;
+  PrecisionSpec precision;
+  RoutingSpec routing;
+};
+
+// Bytes of one element of `dtype`.
+double dtype_bytes(Dtype dtype);
+
+// Bytes of one token of `hidden` channels on the wire: BF16 is 2 per channel;
+// FP8 is 1 per channel plus a 4-byte FP32 scale per `scale_block` channels.
+double token_bytes(Dtype dtype, std::int64_t hidden, int scale_block);
+
+// Payload per (token, destination rank) of the forward all-to-alls, with the
+// routing metadata when `precision.routing_metadata`.
+double dispatch_bytes_per_token(const WorkloadSpec& w);
+double combine_bytes_per_token(const WorkloadSpec& w);
+
+// Seed 000/001's closed form of expected distinct ranks per token:
+// R(1-(1-1/R)^k), k draws with replacement.
+double distinct_ranks_closed_form(int ranks, int top_k);
+
+// The exact expectation for k distinct experts drawn uniformly from
+// E = R*m (m per rank): R(1 - C(E-m, k)/C(E, k)).
+double distinct_ranks_exact(int ranks, int experts, int top_k);
+
+}  // namespace epsim::workloads
