@@ -1,0 +1,164 @@
+// NPU discovery and platform-contract checks.
+#include "sim/npu_platform.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace epsim::sim {
+
+namespace s4u = simgrid::s4u;
+
+namespace {
+
+struct Context {
+  std::string path;
+  [[noreturn]] void fail(const std::string& subject, const std::string& problem) const {
+    throw InputError({path, 0, 0}, subject, problem);
+  }
+};
+
+// A property value: a plain number (SI) or a unit string such as "1.6TBps".
+// Returns `fallback` when the property is absent.
+double number_property(const Context& ctx, const s4u::Host* host, const char* key, Quantity kind,
+                       double fallback) {
+  const char* text = host->get_property(key);
+  if (text == nullptr) return fallback;
+  char* end = nullptr;
+  double value = std::strtod(text, &end);
+  if (end == text || *end != '\0') {
+    try {
+      value = parse_quantity(text, kind);
+    } catch (const std::invalid_argument& e) {
+      ctx.fail(fmt::format("host {} property {}", host->get_name(), key), e.what());
+    }
+  }
+  if (!std::isfinite(value) || value < 0)
+    ctx.fail(fmt::format("host {} property {}", host->get_name(), key),
+             fmt::format("expected a finite number >= 0, got \"{}\"", text));
+  return value;
+}
+
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+
+}  // namespace
+
+LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& platform_path) {
+  const Context ctx{platform_path};
+  static const std::regex kNpuName(R"(node(\d+)\.npu(\d+))");
+  std::map<std::pair<int, int>, s4u::Host*> by_position;
+  for (s4u::Host* host : engine.get_all_hosts()) {
+    std::smatch m;
+    const std::string& name = host->get_name();
+    if (!std::regex_match(name, m, kNpuName)) continue;
+    by_position[{std::stoi(m[1]), std::stoi(m[2])}] = host;
+  }
+  if (by_position.empty()) ctx.fail("hosts", "no NPU host named node{N}.npu{I} (N, I from 0)");
+
+  LoadedPlatform out;
+  PlatformFacts& facts = out.facts;
+  facts.nodes = by_position.rbegin()->first.first + 1;
+  for (const auto& [pos, host] : by_position) facts.npus_per_node = std::max(facts.npus_per_node, pos.second + 1);
+  for (int n = 0; n < facts.nodes; ++n) {
+    for (int i = 0; i < facts.npus_per_node; ++i) {
+      if (by_position.count({n, i}) == 0)
+        ctx.fail("hosts", fmt::format("missing host node{}.npu{}: NPUs must form a full grid of {} nodes x {} NPUs",
+                                      n, i, facts.nodes, facts.npus_per_node));
+    }
+  }
+
+  std::map<const s4u::Link*, int> link_index;
+  auto index_of = [&](const s4u::Link* link) {
+    auto [it, inserted] = link_index.emplace(link, static_cast<int>(facts.links.size()));
+    if (inserted) {
+      LinkFacts f;
+      f.name = link->get_name();
+      f.bandwidth_Bps = link->get_bandwidth();
+      f.latency_s = link->get_latency();
+      f.shared = link->get_sharing_policy() != s4u::Link::SharingPolicy::FATPIPE;
+      if (!(f.bandwidth_Bps > 0)) ctx.fail("link " + f.name, "bandwidth must be > 0");
+      facts.links.push_back(f);
+    }
+    return it->second;
+  };
+
+  for (const auto& [pos, host] : by_position) {
+    NpuFacts npu;
+    npu.name = host->get_name();
+    npu.node = pos.first;
+    npu.local = pos.second;
+    const std::string subject = "host " + npu.name;
+    npu.flops_bf16_per_s = host->get_speed();
+    if (!(npu.flops_bf16_per_s > 0)) ctx.fail(subject, "speed (the bf16 peak) must be > 0");
+    double bf16 = number_property(ctx, host, "flops_bf16", Quantity::kFlopRate, npu.flops_bf16_per_s);
+    if (!close(bf16, npu.flops_bf16_per_s))
+      ctx.fail(subject, fmt::format("property flops_bf16 ({:g}) must equal the host speed ({:g} FLOP/s)", bf16,
+                                    npu.flops_bf16_per_s));
+    double int8 = number_property(ctx, host, "flops_int8", Quantity::kFlopRate, npu.flops_bf16_per_s);
+    npu.flops_fp8_per_s = number_property(ctx, host, "flops_fp8", Quantity::kFlopRate, int8);
+    npu.flops_fp32_per_s = number_property(ctx, host, "flops_fp32", Quantity::kFlopRate, npu.flops_bf16_per_s);
+    if (!(npu.flops_fp8_per_s > 0) || !(npu.flops_fp32_per_s > 0)) ctx.fail(subject, "FLOP rates must be > 0");
+    npu.hbm_bandwidth_Bps = number_property(ctx, host, "hbm_bandwidth", Quantity::kBandwidth, -1);
+    if (!(npu.hbm_bandwidth_Bps > 0)) ctx.fail(subject, "property hbm_bandwidth (B/s) is required and must be > 0");
+    npu.hbm_capacity_bytes = number_property(ctx, host, "hbm_capacity", Quantity::kBytes, 0);
+    npu.comm_compute_share = number_property(ctx, host, "comm_compute_share", Quantity::kFlopRate, 0);
+    if (npu.comm_compute_share >= 1)
+      ctx.fail(subject, fmt::format("property comm_compute_share must be in [0, 1), got {:g}", npu.comm_compute_share));
+    for (auto [key, expected] : {std::pair<const char*, int>{"node", npu.node}, {"local", npu.local}}) {
+      const char* text = host->get_property(key);
+      if (text != nullptr && std::string(text) != std::to_string(expected))
+        ctx.fail(subject, fmt::format("property {} is \"{}\" but the name says {}", key, text, expected));
+    }
+
+    const s4u::Link* hbm = engine.link_by_name_or_null(npu.name + ".hbm");
+    if (hbm == nullptr) ctx.fail(subject, "missing its HBM link " + npu.name + ".hbm");
+    npu.hbm_link = index_of(hbm);
+    const LinkFacts& hbm_facts = facts.links[npu.hbm_link];
+    if (!close(hbm_facts.bandwidth_Bps, npu.hbm_bandwidth_Bps))
+      ctx.fail("link " + hbm_facts.name, fmt::format("bandwidth {:g} B/s differs from the host's hbm_bandwidth {:g} B/s",
+                                                     hbm_facts.bandwidth_Bps, npu.hbm_bandwidth_Bps));
+    if (hbm_facts.latency_s != 0) ctx.fail("link " + hbm_facts.name, "an HBM link must have latency 0");
+    facts.npus.push_back(npu);
+    out.hosts.push_back(host);
+  }
+
+  const int n = static_cast<int>(out.hosts.size());
+  facts.routes = RouteTable(n);
+  std::vector<s4u::Link*> links;
+  std::vector<int> ids;
+  for (int s = 0; s < n; ++s) {
+    for (int d = 0; d < n; ++d) {
+      links.clear();
+      double latency_s = 0;
+      try {
+        out.hosts[s]->route_to(out.hosts[d], links, &latency_s);
+      } catch (const std::exception& e) {
+        ctx.fail(fmt::format("route {} -> {}", facts.npus[s].name, facts.npus[d].name), e.what());
+      }
+      ids.clear();
+      for (const s4u::Link* l : links) ids.push_back(index_of(l));
+      const std::string subject = fmt::format("route {} -> {}", facts.npus[s].name, facts.npus[d].name);
+      if (s == d) {
+        if (ids.size() != 1 || ids[0] != facts.npus[s].hbm_link)
+          ctx.fail(subject, "the loopback route of an NPU must be exactly its HBM link " + facts.npus[s].name + ".hbm");
+      } else if (ids.size() < 3 || ids.front() != facts.npus[s].hbm_link || ids.back() != facts.npus[d].hbm_link) {
+        ctx.fail(subject, "a route between NPUs must start with the source's HBM link and end with the destination's");
+      }
+      facts.routes.set(s, d, ids, latency_s);
+    }
+  }
+  return out;
+}
+
+}  // namespace epsim::sim

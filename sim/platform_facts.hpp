@@ -1,0 +1,64 @@
+// What the simulator knows about a loaded platform, as plain data: NPUs in
+// rank order, links, and the route between every pair of NPUs. No SimGrid
+// types, so bounds and collective plans are pure functions of it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace epsim::sim {
+
+struct NpuFacts {
+  std::string name;  // "node{N}.npu{I}"
+  int node = 0;
+  int local = 0;
+  double flops_bf16_per_s = 0;    // = host speed
+  double flops_fp8_per_s = 0;     // flops_fp8, else flops_int8, else bf16 peak
+  double flops_fp32_per_s = 0;    // flops_fp32 when given, else bf16 peak (optimistic: keeps bounds valid)
+  double hbm_bandwidth_Bps = 0;
+  double hbm_capacity_bytes = 0;
+  double comm_compute_share = 0;  // share of compute a communication kernel holds while it runs, in [0, 1)
+  int hbm_link = -1;              // index into PlatformFacts::links
+};
+
+struct LinkFacts {
+  std::string name;
+  double bandwidth_Bps = 0;
+  double latency_s = 0;
+  bool shared = true;  // false for FATPIPE: each flow gets the full bandwidth
+};
+
+// Routes between NPUs as link indices, stored flat (CSR) because EP256
+// has 65,536 of them. route(s, s) is the NPU's HBM loopback.
+class RouteTable {
+ public:
+  RouteTable() = default;
+  explicit RouteTable(int npus);
+  void set(int src, int dst, const std::vector<int>& links, double latency_s);
+  // Links of the route src -> dst; valid until the next set().
+  std::pair<const int*, const int*> links(int src, int dst) const;
+  double latency_s(int src, int dst) const { return latency_s_[index(src, dst)]; }
+  int npus() const { return npus_; }
+
+ private:
+  std::size_t index(int src, int dst) const { return static_cast<std::size_t>(src) * npus_ + dst; }
+  int npus_ = 0;
+  std::vector<std::int64_t> begin_;  // [src * npus + dst] -> offset in links_, size npus^2 + 1
+  std::vector<std::int64_t> end_;
+  std::vector<int> links_;
+  std::vector<double> latency_s_;
+};
+
+struct PlatformFacts {
+  std::vector<NpuFacts> npus;  // ordered by (node, local): index = rank when placement is identity
+  std::vector<LinkFacts> links;
+  int nodes = 0;
+  int npus_per_node = 0;
+  RouteTable routes;
+
+  int npu_index(int node, int local) const { return node * npus_per_node + local; }
+};
+
+}  // namespace epsim::sim

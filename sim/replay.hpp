@@ -1,0 +1,45 @@
+// Replays a task graph on the loaded SimGrid platform: per NPU a compute
+// stream and communication streams; a task starts when its dependencies are
+// done and its stream is free. Returns what happened as a Timeline.
+#pragma once
+
+#include <optional>
+
+#include "sim/collectives.hpp"
+#include "sim/npu_platform.hpp"
+#include "sim/placement.hpp"
+#include "sim/sim_engine.hpp"
+#include "sim/timeline.hpp"
+#include "workloads/task_graph.hpp"
+
+namespace epsim::sim {
+
+enum class Schedule {
+  kSerial,   // one in-order stream per NPU: no overlap at all
+  kOverlap,  // compute stream (lowest-id ready task first) + EP comm stream + DP comm stream
+};
+const char* to_string(Schedule s);
+
+struct ReplayOptions {
+  Schedule schedule = Schedule::kOverlap;
+  // Dispatch/combine granularity; unset: default_granularity(ranks).
+  std::optional<Granularity> granularity;
+  AllReduceAlgorithm all_reduce = AllReduceAlgorithm::kHierarchical;
+  // Ring steps as separate rounds (latency per step); unset: only with kPerFlow.
+  std::optional<bool> exact_ring_steps;
+  bool record_link_spans = true;  // needed for trace counters; costs memory at large EP
+};
+
+// per-flow up to 16 ranks, aggregated up to 64, hierarchical beyond (docs/simulator.md).
+Granularity default_granularity(int ranks);
+
+// Options with every default resolved for `ranks` ranks.
+ReplayOptions resolve(const ReplayOptions& options, int ranks);
+
+// Runs the engine until the graph completes. Call once per SimEngine.
+// Throws InputError for a graph that does not fit the platform, and
+// std::runtime_error naming the task for a SimGrid failure mid-run.
+Timeline replay(SimEngine& engine, const LoadedPlatform& platform, const Placement& placement,
+                const workloads::TaskGraph& graph, const ReplayOptions& options);
+
+}  // namespace epsim::sim
