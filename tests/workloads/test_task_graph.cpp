@@ -1,0 +1,177 @@
+// The task graph: structure, dependencies, FLOP formulas on the sampled
+// rows, backward = 2x forward, gradient sync groups, JSON.
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "workloads/layer_costs.hpp"
+#include "workloads/task_graph_builder.hpp"
+#include "workloads/task_graph_json.hpp"
+#include "workload_text.hpp"
+
+using namespace epsim::workloads;
+using epsim::workloads::testing::Knobs;
+
+namespace {
+
+const Task& find(const TaskGraph& g, TaskKind kind, Phase phase, int layer, int mb) {
+  for (const Task& t : g.tasks) {
+    if (t.kind == kind && t.phase == phase && t.layer == layer && t.micro_batch == mb) return t;
+  }
+  FAIL("no such task");
+  return g.tasks.front();
+}
+
+}  // namespace
+
+TEST_CASE("tasks are topologically ordered with per-rank amounts", "[graph]") {
+  WorkloadSpec w = load_workload("tiny-moe");
+  TaskGraph g = build_task_graph(w);
+  CHECK(g.ranks == 8);
+  CHECK(g.ranks_per_node == 2);
+  CHECK(g.traffic.size() == 3u * 2u);
+  std::map<std::pair<TaskKind, Phase>, int> count;
+  for (std::size_t i = 0; i < g.tasks.size(); ++i) {
+    const Task& t = g.tasks[i];
+    CHECK(t.id == static_cast<TaskId>(i));
+    for (TaskId d : t.deps) CHECK(d < t.id);
+    if (!t.is_collective()) {
+      CHECK(t.flops.size() == 8u);
+      CHECK(t.hbm_bytes.size() == 8u);
+    }
+    ++count[{t.kind, t.phase}];
+  }
+  // 3 MoE layers x 2 micro-batches each way; dense FFN: 1 dense layer + the head, x 2 micro-batches.
+  CHECK(count[{TaskKind::kDispatch, Phase::kForward}] == 6);
+  CHECK(count[{TaskKind::kCombine, Phase::kBackward}] == 6);
+  CHECK(count[{TaskKind::kAttention, Phase::kBackward}] == 8);
+  CHECK(count[{TaskKind::kDenseFfn, Phase::kForward}] == 4);
+  CHECK(count[{TaskKind::kGradAllReduce, Phase::kGradSync}] == 2);
+  CHECK(count[{TaskKind::kOptimizer, Phase::kOptimizer}] == 1);
+}
+
+TEST_CASE("micro-batches are independent chains until gradient sync", "[graph]") {
+  WorkloadSpec w = load_workload("tiny-moe");
+  TaskGraph g = build_task_graph(w);
+  for (const Task& t : g.tasks) {
+    if (t.micro_batch < 0) continue;
+    for (TaskId d : t.deps) CHECK(g.tasks[static_cast<std::size_t>(d)].micro_batch == t.micro_batch);
+  }
+}
+
+TEST_CASE("expert GEMM FLOPs are 2MNK on the sampled, aligned rows", "[graph]") {
+  WorkloadSpec w = load_workload("tiny-moe");
+  RoutingSample s = sample_routing(w);
+  TaskGraph g = build_task_graph(w, s);
+  const double hidden = 512, ffn = 256;
+  for (int layer = 1; layer < 4; ++layer) {
+    for (int mb = 0; mb < 2; ++mb) {
+      const LayerRouting& lr = s.at(layer - 1, mb);
+      const Task& fwd = find(g, TaskKind::kExpertGemm, Phase::kForward, layer, mb);
+      const Task& bwd = find(g, TaskKind::kExpertGemm, Phase::kBackward, layer, mb);
+      CHECK(fwd.deps == std::vector<TaskId>{find(g, TaskKind::kDispatch, Phase::kForward, layer, mb).id});
+      for (int rank = 0; rank < 8; ++rank) {
+        double flops = 0;
+        for (int j = 0; j < 4; ++j) {
+          const std::int32_t tokens = lr.expert_tokens[static_cast<std::size_t>(rank * 4 + j)];
+          const double m = std::ceil(tokens / 16.0) * 16;  // alignment 16 in tiny-moe
+          flops += 2 * m * (2 * ffn) * hidden + 2 * m * hidden * ffn;  // gate/up, then down
+        }
+        CHECK(fwd.flops[static_cast<std::size_t>(rank)] == Approx(flops));
+        CHECK(bwd.flops[static_cast<std::size_t>(rank)] == Approx(2 * flops));
+      }
+    }
+  }
+}
+
+TEST_CASE("all-to-alls carry the sampled traffic in the right direction and format", "[graph]") {
+  WorkloadSpec w = load_workload("tiny-moe");
+  TaskGraph g = build_task_graph(w);
+  const Task& d = find(g, TaskKind::kDispatch, Phase::kForward, 2, 1);
+  const Task& c = find(g, TaskKind::kCombine, Phase::kForward, 2, 1);
+  const Task& cb = find(g, TaskKind::kCombine, Phase::kBackward, 2, 1);
+  const Task& db = find(g, TaskKind::kDispatch, Phase::kBackward, 2, 1);
+  CHECK(d.traffic == (2 - 1) * 2 + 1);
+  for (const Task* t : {&c, &cb, &db}) CHECK(t->traffic == d.traffic);
+  CHECK(!d.transpose);
+  CHECK(c.transpose);
+  CHECK(!cb.transpose);  // gradients of the combine go the dispatch way
+  CHECK(db.transpose);
+  CHECK(d.bytes_per_token == 512 + 4 * 4);  // FP8 + one FP32 scale per 128 channels
+  CHECK(c.bytes_per_token == 1024);
+  CHECK(cb.bytes_per_token == 1024);
+  CHECK(db.bytes_per_token == 1024);
+}
+
+TEST_CASE("dense costs: attention, FFN and backward = 2x forward", "[graph]") {
+  WorkloadSpec w = load_workload("tiny-moe");
+  TaskGraph g = build_task_graph(w);
+  // GQA: q 512x512, k and v 512x128 each, o 512x512; core causal over 128-token sequences.
+  const double t = 256, params = 512.0 * 512 + 2 * 512.0 * 128 + 512.0 * 512;
+  const double core = t * (128 + 1) / 2.0 * 2 * 8 * (64 + 64);
+  const Task& attn = find(g, TaskKind::kAttention, Phase::kForward, 0, 0);
+  CHECK(attn.flops[0] == Approx(2 * t * params + core));
+  CHECK(find(g, TaskKind::kAttention, Phase::kBackward, 0, 0).flops[0] == Approx(2 * attn.flops[0]));
+  const Task& ffn = find(g, TaskKind::kDenseFfn, Phase::kForward, 0, 0);
+  CHECK(ffn.flops[0] == Approx(6 * t * 512 * 1024));
+  const Task& shared = find(g, TaskKind::kSharedExpert, Phase::kForward, 1, 0);
+  CHECK(shared.flops[0] == Approx(6 * t * 512 * 256));
+  const Task& head = find(g, TaskKind::kDenseFfn, Phase::kForward, 4, 0);
+  CHECK(head.flops[0] == Approx(2 * t * 512 * 1000));
+}
+
+TEST_CASE("gradient sync groups and the optimizer", "[graph]") {
+  Knobs knobs;
+  knobs.dp = 2;
+  WorkloadSpec w = testing::workload(knobs);
+  TaskGraph g = build_task_graph(w);
+  REQUIRE(g.ranks == 16);
+  std::vector<const Task*> syncs;
+  for (const Task& t : g.tasks) {
+    if (t.kind == TaskKind::kGradAllReduce) syncs.push_back(&t);
+  }
+  REQUIRE(syncs.size() == 2);
+  CHECK(syncs[0]->groups.size() == 1);
+  CHECK(syncs[0]->groups[0].size() == 16);
+  CHECK(syncs[0]->bytes == Approx(dense_params(w.model) * 2));
+  CHECK(syncs[1]->groups.size() == 8);
+  CHECK(syncs[1]->groups[3] == std::vector<int>{3, 11});
+  // 2 MoE layers x 8 local experts x 3 x 256 x 128 parameters, BF16 gradients.
+  CHECK(syncs[1]->bytes == Approx(2.0 * 8 * 3 * 256 * 128 * 2));
+  const Task& opt = g.tasks.back();
+  CHECK(opt.kind == TaskKind::kOptimizer);
+  CHECK(opt.deps == std::vector<TaskId>{syncs[0]->id, syncs[1]->id});
+  const double params = dense_params(w.model) + expert_params_per_rank(w);
+  CHECK(opt.hbm_bytes[0] == Approx(26 * params));  // seed 002: 2 + 3 x 4 read, 3 x 4 written
+  CHECK(opt.flops[0] == Approx(15 * params));
+}
+
+TEST_CASE("same seed gives an identical graph", "[graph][determinism]") {
+  WorkloadSpec w = load_workload("tiny-moe");
+  std::ostringstream a, b, c;
+  write_task_graph_json(a, build_task_graph(w));
+  write_task_graph_json(b, build_task_graph(w));
+  w.routing.seed = 99;
+  write_task_graph_json(c, build_task_graph(w));
+  CHECK(a.str() == b.str());
+  CHECK(a.str() != c.str());
+}
+
+TEST_CASE("the JSON dump carries every task and matrix", "[graph][json]") {
+  WorkloadSpec w = load_workload("tiny-moe");
+  TaskGraph g = build_task_graph(w);
+  std::ostringstream out;
+  write_task_graph_json(out, g);
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  CHECK(j["ranks"] == 8);
+  CHECK(j["tasks"].size() == g.tasks.size());
+  CHECK(j["traffic"].size() == g.traffic.size());
+  CHECK(j["tasks"][0]["kind"] == "attention");
+  CHECK(j["traffic"][0]["tokens"].size() == 64u);
+  CHECK(std::string(to_string(TaskKind::kGradAllReduce)) == "grad_all_reduce");
+  CHECK(std::string(to_string(Phase::kGradSync)) == "grad_sync");
+  CHECK(std::string(to_string(Dtype::kFp8)) == "fp8");
+}
