@@ -1,0 +1,116 @@
+// Pure parts of the replay (no SimGrid engine): placement, collective plans
+// and their idle-platform cost, as small tables.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "sim/collectives.hpp"
+#include "sim/placement.hpp"
+#include "sim_test_support.hpp"
+
+using namespace epsim;
+using namespace epsim::sim;
+
+namespace {
+
+// `nodes` x `per_node` NPUs; every route is src HBM, one 10 GB/s link (1 us), dst HBM.
+PlatformFacts grid(int nodes, int per_node) {
+  PlatformFacts p;
+  p.nodes = nodes;
+  p.npus_per_node = per_node;
+  const int n = nodes * per_node;
+  for (int i = 0; i < n; ++i) {
+    p.npus.push_back({fmt::format("node{}.npu{}", i / per_node, i % per_node), i / per_node, i % per_node, 1e14, 2e14,
+                      1e14, 1e12, 0, 0, i});
+    p.links.push_back({p.npus.back().name + ".hbm", 1e12, 0, true});
+  }
+  p.routes = RouteTable(n);
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d) {
+      if (s == d) {
+        p.routes.set(s, d, {s}, 0);
+        continue;
+      }
+      p.links.push_back({fmt::format("{}-{}", s, d), 1e10, 1e-6, true});
+      p.routes.set(s, d, {s, static_cast<int>(p.links.size()) - 1, d}, 1e-6);
+    }
+  return p;
+}
+
+double total_bytes(const CollectivePhase& phase) {
+  double b = 0;
+  for (const Transfer& t : phase.transfers) b += t.bytes;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("placement puts rank r on node r / ranks_per_node and rejects jobs that do not fit") {
+  PlatformFacts p = grid(2, 4);
+  Placement ok = place_ranks(4, 2, p);
+  CHECK(ok.npu_of_rank == std::vector<int>{0, 1, 4, 5});
+  struct Bad {
+    int ranks, per_node;
+    const char* message;
+  };
+  for (const Bad& b : {Bad{8, 8, "8 ranks per node but the platform's nodes have 4 NPUs"},
+                       Bad{12, 4, "need 3 nodes; the platform has 2"}, Bad{6, 4, "not a multiple of 4"}}) {
+    INFO(b.message);
+    CHECK_THROWS_WITH(place_ranks(b.ranks, b.per_node, p), Catch::Contains(b.message));
+  }
+}
+
+TEST_CASE("alltoallv plans: direct pairs without self traffic, combine transposed, hierarchical per node") {
+  PlatformFacts p = grid(2, 2);
+  Placement place = place_ranks(4, 2, p);
+  std::vector<std::int32_t> tokens(16);
+  for (int i = 0; i < 16; ++i) tokens[i] = i + 1;  // tokens[s * 4 + d]
+  workloads::TaskGraph g = testing::one_dispatch(4, 2, tokens, 10);
+  const workloads::Task& dispatch = g.tasks[0];
+  CollectivePlan direct = plan_alltoallv(dispatch, g.traffic[0], place, Granularity::kAggregated);
+  REQUIRE(direct.phases.size() == 1);
+  CHECK(direct.phases[0].transfers.size() == 12);
+  CHECK(total_bytes(direct.phases[0]) == Approx(10.0 * (136 - (1 + 6 + 11 + 16))));
+  workloads::Task combine = dispatch;
+  combine.transpose = true;
+  CollectivePlan back = plan_alltoallv(combine, g.traffic[0], place, Granularity::kPerFlow);
+  CHECK(back.phases[0].per_transfer);
+  // Placement is the identity here: combine moves tokens[dst * 4 + src] from src back to dst.
+  for (const Transfer& t : back.phases[0].transfers) CHECK(t.bytes == 10.0 * tokens[t.dst_npu * 4 + t.src_npu]);
+  CollectivePlan hier = plan_alltoallv(dispatch, g.traffic[0], place, Granularity::kHierarchical);
+  REQUIRE(hier.phases.size() == 2);
+  CHECK(hier.phases[0].name == "inter-node");
+  // Rank 0 (node 0, local 0) sends tokens for ranks 2 and 3 to rank 2 (node 1, local 0).
+  CHECK(hier.phases[0].transfers[0].src_npu == place.npu_of_rank[0]);
+  CHECK(hier.phases[0].transfers[0].dst_npu == place.npu_of_rank[2]);
+  CHECK(hier.phases[0].transfers[0].bytes == Approx(10.0 * (3 + 4)));
+  // Everything not staying on its rank is delivered: network bytes + forwarded bytes >= direct remote bytes.
+  CHECK(total_bytes(hier.phases[0]) == Approx(10.0 * (3 + 4 + 7 + 8 + 9 + 10 + 13 + 14)));
+}
+
+TEST_CASE("all-reduce plans: ring of 2(g-1) steps of B/g; hierarchical in three phases") {
+  PlatformFacts p = grid(2, 4);
+  Placement place = place_ranks(8, 4, p);
+  workloads::Task ar;
+  ar.kind = workloads::TaskKind::kGradAllReduce;
+  ar.groups = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  ar.bytes = 8e6;
+  CollectivePlan ring = plan_all_reduce(ar, place, AllReduceAlgorithm::kRing, true);
+  REQUIRE(ring.phases.size() == 1);
+  CHECK(ring.phases[0].steps == 14);
+  CHECK(ring.phases[0].transfers.size() == 8);
+  CHECK(ring.phases[0].transfers[0].bytes == Approx(1e6));
+  // One step alone: 1 us + 1 MB / 10 GB/s; 14 of them one after the other.
+  CHECK(plan_bound_s(ring, p) == Approx(14 * (1e-6 + 1e6 / 1e10)));
+  CollectivePlan aggregated = plan_all_reduce(ar, place, AllReduceAlgorithm::kRing, false);
+  CHECK(plan_bound_s(aggregated, p) == Approx(1e-6 + 14 * 1e6 / 1e10));
+  CollectivePlan hier = plan_all_reduce(ar, place, AllReduceAlgorithm::kHierarchical, true);
+  REQUIRE(hier.phases.size() == 3);
+  CHECK(hier.phases[0].steps == 3);
+  CHECK(hier.phases[0].transfers[0].bytes == Approx(2e6));
+  CHECK(hier.phases[1].steps == 2);
+  CHECK(hier.phases[1].transfers.size() == 8);  // 4 rings of 2 nodes, both directions
+  CHECK(hier.phases[1].transfers[0].bytes == Approx(1e6));
+  ar.groups = {{0, 1, 2}, {3, 4}};
+  CHECK_THROWS_WITH(plan_all_reduce(ar, place, AllReduceAlgorithm::kRing, true), Catch::Contains("equal sizes"));
+}
