@@ -32,7 +32,7 @@ std::string render_text(const TrainStep& s) {
   out += fmt::format(" T={}, d={}, k={}, experts={}, ffn={}, dispatch {} B, combine {} B, align {}; defaults: {}\n",
                      o.tokens, o.hidden, o.topk, o.experts, o.ffn, o.dispatch_bytes,
                      o.combine_bytes, o.expert_align, kDefaultsSource);
-  out += "(1) payload per token per direction (口径 A: k*d*b)\n";
+  out += "① payload per token per direction (口径 A: k*d*b)\n";
   out += fmt::format(" dispatch {}*{}*{} = {} B = {} KB (1024-based)\n", o.topk, o.hidden,
                      o.dispatch_bytes, s.dispatch_payload_bytes,
                      fixed(static_cast<double>(s.dispatch_payload_bytes) / 1024.0, 1));
@@ -40,7 +40,7 @@ std::string render_text(const TrainStep& s) {
                      o.topk, o.hidden, o.combine_bytes, s.combine_payload_bytes,
                      fixed(static_cast<double>(s.combine_payload_bytes) / 1024.0, 1),
                      s.combine_weight_bytes);
-  out += fmt::format("(2) dedup: expected distinct target ranks per token = {}\n", kDistinct);
+  out += fmt::format("② dedup: expected distinct target ranks per token = {}\n", kDistinct);
   out += fmt::format(" {:>4} {:>14} {:>10}\n", "EP R", "distinct_ranks", "ratio to k");
   for (const DedupRow& r : s.dedup) {
     out += fmt::format(" {:>4} {:>14} {:>10}\n", r.ep, fixed(r.distinct_ranks, 2),
@@ -49,7 +49,7 @@ std::string render_text(const TrainStep& s) {
   out += fmt::format(" EP8 -> EP128: cross-device bytes grow {}% ({} -> {}) = distinct(128)/distinct(8) - 1\n",
                      fixed(s.growth_8_to_128 * 100.0, 0), fixed(s.dedup.front().distinct_ranks, 2),
                      fixed(s.dedup.back().distinct_ranks, 2));
-  out += fmt::format("(3) per-rank totals (口径 C: {}); time = {}\n", kTotals, kTime);
+  out += fmt::format("③ per-rank totals (口径 C: {}); time = {}\n", kTotals, kTime);
   out += fmt::format(" {:>4} {:>22} {:>22}\n", "EP", "dispatch", "combine");
   for (const RankTotalRow& r : s.totals) {
     out += fmt::format(" {:>4} {:>22} {:>22}  at {} / {} GB/s\n", r.ep,
@@ -57,7 +57,7 @@ std::string render_text(const TrainStep& s) {
                        fixed(r.combine_bytes / 1e9, 3) + " GB / " + fixed(r.combine_time_s * 1e6, 0) + " us",
                        fixed(to_gbps(r.dispatch_Bps), 1), fixed(to_gbps(r.combine_Bps), 1));
   }
-  out += "(4) expert GEMMs on this rank for this layer (2*M*N*K)\n";
+  out += "④ expert GEMMs on this rank for this layer (2*M*N*K)\n";
   out += fmt::format(" total {} FLOP = {} TFLOP = {}\n", fmt::format("{:.3e}", static_cast<double>(s.gemm_flops)),
                      fixed(to_tflops(static_cast<double>(s.gemm_flops)), 2), kFlops);
   out += fmt::format("   M = {}, exact {} FLOP\n", s.gemm_rows, s.gemm_flops);
@@ -68,7 +68,7 @@ std::string render_text(const TrainStep& s) {
                      kBalance, fixed(to_tflops(dev.peak_fp8_flops), 0),
                      fixed(to_tflops(dev.peak_bf16_flops), 0), fixed(to_gbps(dev.onchip_Bps), 0));
   out += fmt::format(" {}\n", kAlign);
-  out += "(5) the three resource classes and where their figures come from\n";
+  out += "⑤ the three resource classes and where their figures come from\n";
   out += fmt::format(" {}: fp8 {} / bf16 {} TFLOPS\n", kCompute, fixed(to_tflops(dev.peak_fp8_flops), 0),
                      fixed(to_tflops(dev.peak_bf16_flops), 0));
   out += fmt::format(" {}: {} GB/s\n", kOnchip, fixed(to_gbps(dev.onchip_Bps), 0));
@@ -91,7 +91,7 @@ Json to_json(const TrainStep& s) {
   j["payload"] = {{"dispatch_bytes", s.dispatch_payload_bytes},
                   {"combine_bytes", s.combine_payload_bytes},
                   {"combine_weight_bytes", s.combine_weight_bytes},
-                  {"formula", "k*d*b (+ k*4 for combine)"}};
+                  {"formula", "k*d*b (+ k*4 for combine); KB are 1024-based"}};
   Json dedup = Json::array();
   for (const DedupRow& r : s.dedup) {
     dedup.push_back({{"ep", r.ep}, {"distinct_ranks", r.distinct_ranks}, {"ratio_to_k", r.ratio_to_k}});
