@@ -1,0 +1,70 @@
+// Reading cluster specs: presets load into the documented SI values, and
+// --set overrides change them key by key.
+#include <catch2/catch.hpp>
+
+#include "core/error.hpp"
+#include "topology/cluster_spec.hpp"
+#include "topology/presets.hpp"
+
+using namespace epsim;
+using namespace epsim::topology;
+
+TEST_CASE("every preset loads", "[spec]") {
+  std::vector<std::string> names = preset_names();
+  CHECK(names.size() >= 5);
+  for (const std::string& name : names) {
+    CAPTURE(name);
+    ClusterSpec spec = load_cluster_spec(name);
+    CHECK(spec.npu_count() >= 1);
+  }
+}
+
+TEST_CASE("a2 preset reads into SI values", "[spec]") {
+  ClusterSpec s = load_cluster_spec("a2");
+  CHECK(s.name == "atlas-800t-a2");
+  CHECK(s.npu.flops_bf16 == 376e12);
+  CHECK(s.npu.flops_fp8 == 0);
+  CHECK(s.npu.flops_int8 == 752e12);
+  CHECK(s.npu.hbm_bandwidth_Bps == 1.6e12);
+  CHECK(s.npu.hbm_capacity_bytes == 64e9);
+  CHECK(s.node.npus == 8);
+  CHECK(s.node.count == 4);
+  CHECK(s.node.fabric == NodeFabricKind::kMesh);
+  CHECK(s.node.link_bandwidth_Bps == 56e9);
+  CHECK(s.node.link_latency_s == Approx(1e-6));
+  REQUIRE(s.scaleout);
+  CHECK(s.scaleout->kind == ScaleoutKind::kLeafSpine);
+  CHECK(s.scaleout->nic_per_npu);
+  CHECK(s.scaleout->nic_bandwidth_Bps == 25e9);
+  CHECK(s.scaleout->nodes_per_leaf == 4);
+  CHECK(!s.supernode);
+}
+
+TEST_CASE("presets model what their files say", "[spec]") {
+  ClusterSpec cm = load_cluster_spec("cloudmatrix384");
+  CHECK(cm.npu_count() == 384);
+  REQUIRE(cm.supernode);
+  CHECK(cm.supernode->port_bandwidth_Bps == 392e9);
+  ClusterSpec h = load_cluster_spec("h800");
+  CHECK(h.node.fabric == NodeFabricKind::kSwitch);
+  CHECK(h.node.link_bandwidth_Bps == 160e9);
+  CHECK(h.scaleout->kind == ScaleoutKind::kRail);
+  CHECK(h.scaleout->nic_bandwidth_Bps == 50e9);
+  CHECK(h.npu.flops_fp8 == 1979e12);
+  CHECK(load_cluster_spec("a2-spine-2to1").scaleout->oversubscription == 2.0);
+  CHECK(load_cluster_spec("a2-nic400").scaleout->nic_bandwidth_Bps == 50e9);
+}
+
+TEST_CASE("overrides from --set change a preset key by key", "[spec]") {
+  ClusterSpec s = load_cluster_spec("a2", {"node.count=32", "scaleout.nic_bandwidth=400Gbps",
+                                           "npu.comm_compute_share=0.2"});
+  CHECK(s.node.count == 32);
+  CHECK(s.npu_count() == 256);
+  CHECK(s.scaleout->nic_bandwidth_Bps == 50e9);
+  CHECK(s.npu.comm_compute_share == 0.2);
+}
+
+TEST_CASE("a preset can be named by path", "[spec]") {
+  ClusterSpec s = load_cluster_spec(std::string(EPSIM_SOURCE_DIR) + "/platforms/h800.toml");
+  CHECK(s.name == "h800-rail");
+}

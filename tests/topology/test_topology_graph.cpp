@@ -1,0 +1,85 @@
+// The graph topology: routes, bottlenecks, bisection and diameter on small
+// clusters whose answers are known by hand.
+#include <catch2/catch.hpp>
+
+#include "core/toml_reader.hpp"
+#include "topology/platform_plan.hpp"
+#include "topology/topology_checks.hpp"
+#include "topology/topology_graph.hpp"
+
+using namespace epsim;
+using namespace epsim::topology;
+
+namespace {
+
+ClusterSpec preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
+  return load_cluster_spec(name, overrides);
+}
+
+std::vector<std::string> names_of(const Route& r) {
+  std::vector<std::string> out;
+  for (const RouteLink& l : r.links) out.push_back(l.name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a2 routes: HBM at both ends, HCCS inside a node, NIC-leaf-spine across", "[graph]") {
+  TopologyGraph g(preset("a2", {"node.count=8"}));
+  CHECK(names_of(g.route(3, 3)) == std::vector<std::string>{"node0.npu3.hbm"});
+  CHECK(names_of(g.route(6, 2)) ==
+        std::vector<std::string>{"node0.npu6.hbm", "node0.npu2-npu6_DOWN", "node0.npu2.hbm"});
+  Route same_leaf = g.route(0, 8);
+  CHECK(names_of(same_leaf) == std::vector<std::string>{"node0.npu0.hbm", "node0.npu0.nic_UP", "leaf0",
+                                                        "node1.npu0.nic_DOWN", "node1.npu0.hbm"});
+  CHECK(same_leaf.bottleneck_Bps == 25e9);
+  CHECK(same_leaf.latency_s == Approx(2e-6 + 0.5e-6 + 2e-6));
+  Route other_leaf = g.route(0, 4 * 8 + 5);
+  CHECK(names_of(other_leaf) ==
+        std::vector<std::string>{"node0.npu0.hbm", "node0.npu0.nic_UP", "leaf0", "spine-leaf0_UP", "spine",
+                                 "spine-leaf1_DOWN", "leaf1", "node4.npu5.nic_DOWN", "node4.npu5.hbm"});
+  CHECK(other_leaf.latency_s == Approx(2e-6 + 3 * 0.5e-6 + 2e-6));
+  CHECK(other_leaf.hops == 4);
+}
+
+TEST_CASE("pair classes of a2: same node, other node, other leaf", "[graph]") {
+  TopologyGraph g(preset("a2", {"node.count=8"}));
+  std::vector<PairClass> classes = pair_classes(g);
+  REQUIRE(classes.size() == 3);
+  CHECK(classes[0].route.bottleneck_Bps == 56e9);
+  CHECK(classes[1].route.bottleneck_Bps == 25e9);
+  CHECK(classes[2].route.bottleneck_Bps == 25e9);
+  CHECK(classes[2].name == "other leaf");
+}
+
+TEST_CASE("bisection bandwidth by max-flow", "[graph]") {
+  // One a2 node: halves {0..3} and {4..7}: 16 HCCS pairs x 56 GB/s, plus
+  // 4 NICs x 25 GB/s through the leaf.
+  CHECK(bisection_bandwidth_Bps(TopologyGraph(preset("a2", {"node.count=1"}))) == Approx(16 * 56e9 + 4 * 25e9));
+  // Eight a2 nodes in two leaves: the cut is the spine links, 32 NICs x 25 GB/s
+  // per leaf at 1:1, half of it at 2:1 (the leaves' uplinks bind before the NICs).
+  CHECK(bisection_bandwidth_Bps(TopologyGraph(preset("a2", {"node.count=8"}))) == Approx(32 * 25e9));
+  CHECK(bisection_bandwidth_Bps(TopologyGraph(preset("a2-spine-2to1", {"node.count=8"}))) ==
+        Approx(16 * 25e9));
+  // CloudMatrix384: 192 ports of 392 GB/s on each side of a non-blocking switch.
+  CHECK(bisection_bandwidth_Bps(TopologyGraph(preset("cloudmatrix384"))) == Approx(192 * 392e9));
+}
+
+TEST_CASE("diameter in hops and connectivity", "[graph]") {
+  CHECK(diameter_hops(TopologyGraph(preset("a2", {"node.count=1"}))) == 1);  // full mesh
+  CHECK(diameter_hops(TopologyGraph(preset("a2", {"node.count=4"}))) == 2);  // NIC, leaf, NIC
+  CHECK(diameter_hops(TopologyGraph(preset("a2", {"node.count=8"}))) == 4);  // via the spine
+  CHECK(diameter_hops(TopologyGraph(preset("h800"))) == 2);
+  CHECK(is_connected(TopologyGraph(preset("h800"))));
+}
+
+TEST_CASE("the platform plan grows linearly with nodes", "[graph][plan]") {
+  PlatformPlan small = make_platform_plan(TopologyGraph(preset("a2", {"node.count=8"})));
+  PlatformPlan large = make_platform_plan(TopologyGraph(preset("a2", {"node.count=32"})));
+  CHECK(small.host_count == 64);
+  CHECK(large.host_count == 256);
+  // Per node: 8 loopbacks + 28 HCCS pairs + 8 NIC routes; per leaf: node
+  // pairs and routes to its switch; leaf pairs at the root.
+  CHECK(large.route_count == 32 * 44 + 8 * 10 + 28);
+  CHECK(large.route_count < 5 * small.route_count);
+}

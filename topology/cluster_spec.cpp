@@ -1,0 +1,134 @@
+// Reading a ClusterSpec from TOML: every key is read once, here, with its
+// type, unit and range; docs/platform.md documents the same keys.
+#include "topology/cluster_spec.hpp"
+
+#include <stdexcept>
+
+#include "core/error.hpp"
+#include "core/overrides.hpp"
+#include "core/toml_reader.hpp"
+#include "topology/presets.hpp"
+
+namespace epsim::topology {
+
+namespace {
+
+// A time that may be zero ("0us"): switch latencies are often negligible.
+double latency_or_zero(TableReader& t, std::string_view key) {
+  const toml::node* n = t.node(key);
+  if (!n) return 0;
+  if (!n->is_string()) t.fail(key, "expected " + describe(Quantity::kTime));
+  double v = 0;
+  try {
+    v = parse_quantity(*n->value<std::string>(), Quantity::kTime);
+  } catch (const std::invalid_argument& e) {
+    t.fail(key, e.what());
+  }
+  if (v < 0) t.fail(key, "must be >= 0, got \"" + *n->value<std::string>() + "\"");
+  return v;
+}
+
+NpuSpec read_npu(TableReader t) {
+  NpuSpec npu;
+  npu.model = t.string_or("model", "");
+  npu.flops_bf16 = t.quantity("flops_bf16", Quantity::kFlopRate);
+  npu.flops_fp8 = t.quantity_or("flops_fp8", 0, Quantity::kFlopRate);
+  npu.flops_int8 = t.quantity_or("flops_int8", 0, Quantity::kFlopRate);
+  if (npu.flops_fp8 == 0 && npu.flops_int8 == 0) {
+    t.fail("flops_fp8", "missing required key (give flops_fp8, or flops_int8 when the NPU has no FP8)");
+  }
+  npu.hbm_bandwidth_Bps = t.quantity("hbm_bandwidth", Quantity::kBandwidth);
+  npu.hbm_capacity_bytes = t.quantity("hbm_capacity", Quantity::kBytes);
+  npu.comm_compute_share = t.number_or("comm_compute_share", 0, 0, 1);
+  t.finish();
+  return npu;
+}
+
+NodeSpec read_node(TableReader t, bool supernode) {
+  NodeSpec node;
+  node.npus = static_cast<int>(t.integer("npus", 1, 4096));
+  node.count = static_cast<int>(t.integer("count", 1, 65536));
+  if (!supernode) {
+    node.fabric = t.choice("fabric", {"mesh", "switch"}) == "mesh" ? NodeFabricKind::kMesh
+                                                                     : NodeFabricKind::kSwitch;
+    node.link_bandwidth_Bps = t.quantity("link_bandwidth", Quantity::kBandwidth);
+    node.link_latency_s = latency_or_zero(t, "link_latency");
+    if (node.fabric == NodeFabricKind::kSwitch) node.switch_latency_s = latency_or_zero(t, "switch_latency");
+  }
+  t.finish();
+  return node;
+}
+
+ScaleoutSpec read_scaleout(TableReader t) {
+  ScaleoutSpec s;
+  std::string fabric = t.choice("fabric", {"switch", "leaf_spine", "rail"});
+  s.kind = fabric == "switch" ? ScaleoutKind::kSwitch
+           : fabric == "rail" ? ScaleoutKind::kRail
+                              : ScaleoutKind::kLeafSpine;
+  s.nic_per_npu = t.choice_or("nics", "per_npu", {"per_npu", "per_node"}) == "per_npu";
+  s.nic_bandwidth_Bps = t.quantity("nic_bandwidth", Quantity::kBandwidth);
+  s.nic_latency_s = latency_or_zero(t, "nic_latency");
+  s.switch_latency_s = latency_or_zero(t, "switch_latency");
+  if (s.kind == ScaleoutKind::kLeafSpine) {
+    s.nodes_per_leaf = static_cast<int>(t.integer("nodes_per_leaf", 1, 65536));
+    s.oversubscription = t.number_or("oversubscription", 1, 1, 1e6);
+  } else {
+    for (const char* key : {"nodes_per_leaf", "oversubscription"}) {
+      if (t.has(key)) t.fail(key, "only for fabric = \"leaf_spine\", not \"" + fabric + "\"");
+    }
+  }
+  if (s.kind == ScaleoutKind::kRail && !s.nic_per_npu) {
+    t.fail("nics", "a rail-optimized fabric needs one NIC per NPU (nics = \"per_npu\")");
+  }
+  t.finish();
+  return s;
+}
+
+SupernodeSpec read_supernode(TableReader t) {
+  SupernodeSpec s;
+  s.port_bandwidth_Bps = t.quantity("port_bandwidth", Quantity::kBandwidth);
+  s.port_latency_s = latency_or_zero(t, "port_latency");
+  s.switch_latency_s = latency_or_zero(t, "switch_latency");
+  t.finish();
+  return s;
+}
+
+}  // namespace
+
+ClusterSpec read_cluster_spec(const toml::table& root_table, const std::string& source) {
+  TableReader root(root_table, "");
+  std::int64_t schema = root.integer("schema", 1);
+  if (schema != kClusterSchemaVersion) {
+    root.fail("schema", "unsupported schema version " + std::to_string(schema) + " (this epsim reads " +
+                            std::to_string(kClusterSchemaVersion) + ")");
+  }
+  ClusterSpec spec;
+  spec.source = source;
+  spec.name = root.string("name");
+  spec.npu = read_npu(root.table("npu"));
+  bool supernode = root.has("supernode");
+  if (supernode && root.has("scaleout")) {
+    root.fail("scaleout", "a supernode has no separate scale-out fabric; remove [scaleout] or [supernode]");
+  }
+  spec.node = read_node(root.table("node"), supernode);
+  if (auto t = root.optional_table("scaleout")) spec.scaleout = read_scaleout(*t);
+  if (auto t = root.optional_table("supernode")) spec.supernode = read_supernode(*t);
+  root.finish();
+
+  if (spec.node.count > 1 && !spec.scaleout && !spec.supernode) {
+    TableReader node(*root_table.get("node")->as_table(), "node");
+    node.fail("count", "disconnected topology: " + std::to_string(spec.node.count) +
+                           " nodes but neither [scaleout] nor [supernode] connects them");
+  }
+  return spec;
+}
+
+ClusterSpec load_cluster_spec(const std::string& file_or_preset,
+                              const std::vector<std::string>& overrides) {
+  std::string file = resolve_platform_file(file_or_preset);
+  toml::table root = load_toml_file(file);
+  apply_overrides(root, overrides);
+  return read_cluster_spec(root, file);
+}
+
+}  // namespace epsim::topology

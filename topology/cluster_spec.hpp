@@ -1,0 +1,84 @@
+// ClusterSpec: a validated cluster description (plain structs, SI units),
+// read from a platform TOML file or preset with --set overrides applied.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+namespace epsim::topology {
+
+// One NPU (or GPU). Every rate is > 0 unless said otherwise.
+struct NpuSpec {
+  std::string model;              // free text, e.g. "Ascend 910B"
+  double flops_bf16 = 0;          // FLOP/s, dense BF16 peak; the SimGrid host speed
+  double flops_fp8 = 0;           // FLOP/s, 0 when the NPU has no FP8
+  double flops_int8 = 0;          // OP/s, 0 when not given (only read when there is no FP8)
+  double hbm_bandwidth_Bps = 0;   // bytes/s
+  double hbm_capacity_bytes = 0;  // bytes
+  double comm_compute_share = 0;  // [0, 1]: share of compute that communication kernels occupy
+};
+
+// The fabric inside a node. `kMesh`: one point-to-point link per NPU pair
+// (HCCS); `kSwitch`: one port per NPU into a switch (NVSwitch).
+enum class NodeFabricKind { kMesh, kSwitch };
+
+struct NodeSpec {
+  int npus = 0;   // NPUs per node, >= 1
+  int count = 0;  // nodes in the cluster, >= 1
+  NodeFabricKind fabric = NodeFabricKind::kMesh;
+  double link_bandwidth_Bps = 0;  // per pair (mesh) or per port (switch), each direction
+  double link_latency_s = 0;
+  double switch_latency_s = 0;    // switch fabric only, >= 0
+};
+
+// The fabric between nodes. `kSwitch`: one switch; `kLeafSpine`: leaves of
+// `nodes_per_leaf` nodes under one (aggregated) spine tier; `kRail`: NIC i of
+// every node on rail i, modelled as one non-blocking switch (see docs/platform.md).
+enum class ScaleoutKind { kSwitch, kLeafSpine, kRail };
+
+struct ScaleoutSpec {
+  ScaleoutKind kind = ScaleoutKind::kSwitch;
+  bool nic_per_npu = true;        // false: one NIC per node, shared by its NPUs
+  double nic_bandwidth_Bps = 0;   // each direction
+  double nic_latency_s = 0;
+  double switch_latency_s = 0;    // >= 0, per switch crossed
+  int nodes_per_leaf = 0;         // leaf_spine only
+  double oversubscription = 1;    // leaf_spine only: leaf down / up capacity, >= 1
+};
+
+// A scale-up fabric spanning every node (CloudMatrix384's UB): each NPU has a
+// port into one switch; in-node and cross-node traffic both use it.
+struct SupernodeSpec {
+  double port_bandwidth_Bps = 0;  // each direction
+  double port_latency_s = 0;
+  double switch_latency_s = 0;    // >= 0
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string source;  // file the spec was read from (for messages)
+  NpuSpec npu;
+  NodeSpec node;
+  std::optional<ScaleoutSpec> scaleout;
+  std::optional<SupernodeSpec> supernode;
+
+  int npu_count() const { return node.npus * node.count; }
+};
+
+// The schema version this code reads (TOML key `schema`).
+inline constexpr int kClusterSchemaVersion = 1;
+
+// Reads and validates a spec from a parsed TOML tree. Throws InputError at
+// the offending key: wrong types, bad units, unknown keys (with a "did you
+// mean"), missing fields, non-positive bandwidths, a disconnected cluster
+// (several nodes and neither [scaleout] nor [supernode]).
+ClusterSpec read_cluster_spec(const toml::table& root, const std::string& source);
+
+// Loads a file or preset (see presets.hpp), applies `--set` overrides, reads it.
+ClusterSpec load_cluster_spec(const std::string& file_or_preset,
+                              const std::vector<std::string>& overrides = {});
+
+}  // namespace epsim::topology

@@ -1,0 +1,66 @@
+// Formatting topology reports.
+#include "topology/topology_report.hpp"
+
+#include <fmt/format.h>
+
+namespace epsim::topology {
+
+TopologyReport make_report(const TopologyGraph& topo) {
+  const Graph& g = topo.graph();
+  TopologyReport r;
+  r.name = topo.spec().name;
+  r.source = topo.spec().source;
+  r.npus = topo.npu_count();
+  r.nodes = topo.spec().node.count;
+  for (auto [v, end] = boost::vertices(g); v != end; ++v) {
+    if (g[*v].kind == VertexKind::kSwitch) ++r.switches;
+    if (!g[*v].link.name.empty()) ++r.links;
+  }
+  for (auto [e, end] = boost::edges(g); e != end; ++e) {
+    if (!g[*e].internal) ++r.links;
+  }
+  r.classes = pair_classes(topo);
+  r.connected = is_connected(topo);
+  r.bisection_Bps = bisection_bandwidth_Bps(topo);
+  r.diameter_hops = diameter_hops(topo);
+  return r;
+}
+
+std::string format_report(const TopologyReport& r) {
+  std::string out = fmt::format("platform {} ({})\n", r.name, r.source);
+  out += fmt::format("  {} NPUs in {} nodes, {} switches, {} links, {}\n", r.npus, r.nodes, r.switches,
+                     r.links, r.connected ? "connected" : "DISCONNECTED");
+  out += fmt::format("  bisection bandwidth {:.1f} GB/s, diameter {} hops\n", r.bisection_Bps / 1e9,
+                     r.diameter_hops);
+  out += "  pair class      sample                      bottleneck      latency  hops  route\n";
+  for (const PairClass& c : r.classes) {
+    std::string route;
+    for (const RouteLink& l : c.route.links) route += (route.empty() ? "" : " ") + l.name;
+    out += fmt::format("  {:<14}  rank {:>4} -> rank {:<4}      {:>8.1f} GB/s  {:>7.2f} us  {:>4}  {}\n", c.name,
+                       c.src, c.dst, c.route.bottleneck_Bps / 1e9, c.route.latency_s * 1e6, c.route.hops,
+                       route);
+  }
+  return out;
+}
+
+nlohmann::json report_json(const TopologyReport& r) {
+  nlohmann::json classes = nlohmann::json::array();
+  for (const PairClass& c : r.classes) {
+    nlohmann::json links = nlohmann::json::array();
+    for (const RouteLink& l : c.route.links) links.push_back(l.name);
+    classes.push_back({{"class", c.name},
+                       {"src_rank", c.src},
+                       {"dst_rank", c.dst},
+                       {"bottleneck_Bps", c.route.bottleneck_Bps},
+                       {"latency_s", c.route.latency_s},
+                       {"hops", c.route.hops},
+                       {"links", links}});
+  }
+  return {{"name", r.name},          {"source", r.source},
+          {"npus", r.npus},          {"nodes", r.nodes},
+          {"switches", r.switches},  {"links", r.links},
+          {"connected", r.connected}, {"bisection_Bps", r.bisection_Bps},
+          {"diameter_hops", r.diameter_hops}, {"pair_classes", classes}};
+}
+
+}  // namespace epsim::topology

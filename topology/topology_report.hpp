@@ -1,0 +1,37 @@
+// What `epsim platform show` prints: the cluster, its links, the route of
+// each class of NPU pairs, bisection bandwidth and diameter; text or JSON.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "topology/topology_checks.hpp"
+#include "topology/topology_graph.hpp"
+
+namespace epsim::topology {
+
+struct TopologyReport {
+  std::string name;
+  std::string source;
+  int npus = 0;
+  int nodes = 0;
+  int switches = 0;
+  int links = 0;  // SimGrid links (a split-duplex cable counts once)
+  std::vector<PairClass> classes;
+  double bisection_Bps = 0;
+  int diameter_hops = 0;
+  bool connected = false;
+};
+
+// Computes the report (graph algorithms only, no SimGrid).
+TopologyReport make_report(const TopologyGraph& topo);
+
+// Human-readable, units as GB/s and us.
+std::string format_report(const TopologyReport& report);
+
+// The same figures in SI units (bytes/s, seconds).
+nlohmann::json report_json(const TopologyReport& report);
+
+}  // namespace epsim::topology
