@@ -156,6 +156,9 @@ std::vector<NpuHost> build_platform(const ClusterSpec& spec) {
 std::vector<NpuHost> load_platform_xml(const std::string& path) {
   if (access(path.c_str(), R_OK) != 0) throw InputError(SourceLocation{path}, "", "cannot open file");
   std::string failure = probe_in_child(path);
+  if (failure.find("in prolog") != std::string::npos) {
+    failure += " (SimGrid requires the line <!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">)";
+  }
   if (!failure.empty()) {
     throw InputError(SourceLocation{path}, "", "not a valid SimGrid platform: " + failure);
   }
@@ -165,6 +168,15 @@ std::vector<NpuHost> load_platform_xml(const std::string& path) {
     throw InputError(SourceLocation{path}, "", std::string("not a valid SimGrid platform: ") + e.what());
   }
   return find_npu_hosts(path);
+}
+
+std::vector<NpuHost> check_platform_xml(const std::string& path) {
+  int argc = 1;
+  char name[] = "epsim";
+  char* argv[] = {name, nullptr};
+  sg4::Engine engine(&argc, argv);
+  configure_engine();
+  return load_platform_xml(path);
 }
 
 std::vector<NpuHost> find_npu_hosts(const std::string& source) {

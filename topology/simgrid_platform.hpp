@@ -43,6 +43,10 @@ std::vector<NpuHost> build_platform(const PlatformPlan& plan);
 // is missing or not a number, or an NPU's loopback route is not its HBM link.
 std::vector<NpuHost> load_platform_xml(const std::string& path);
 
+// Checks a platform XML file in a fresh engine of its own (for tools that
+// run no simulation): load_platform_xml's checks, same errors.
+std::vector<NpuHost> check_platform_xml(const std::string& path);
+
 // The NPU hosts of the platform in the current engine, validated as above;
 // `source` names the platform in error messages.
 std::vector<NpuHost> find_npu_hosts(const std::string& source);

@@ -1,0 +1,97 @@
+// `epsim platform`: look at a cluster before simulating on it.
+//   epsim platform show FILE|PRESET [--set k=v]... [--json]
+//   epsim platform xml FILE|PRESET [--set k=v]... [-o out.xml]
+//   epsim platform check PLATFORM.xml      (a hand-written SimGrid platform)
+//   epsim platform list
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "core/error.hpp"
+#include "topology/cluster_spec.hpp"
+#include "topology/platform_xml.hpp"
+#include "topology/presets.hpp"
+#include "topology/simgrid_platform.hpp"
+#include "topology/topology_report.hpp"
+#include "tools/command.hpp"
+
+namespace epsim::tools {
+
+namespace {
+
+struct PlatformState {
+  std::string platform;
+  std::vector<std::string> overrides;
+  std::string output;
+  bool json = false;
+  CLI::App* show = nullptr;
+  CLI::App* xml = nullptr;
+  CLI::App* check = nullptr;
+  CLI::App* list = nullptr;
+};
+
+void add_platform_argument(CLI::App* app, PlatformState& s) {
+  app->add_option("platform", s.platform, "a platform TOML file, or a preset name from platforms/")->required();
+  app->add_option("--set", s.overrides, "override one key, e.g. --set node.count=16 (repeatable)");
+}
+
+int run_show(const PlatformState& s) {
+  topology::ClusterSpec spec = topology::load_cluster_spec(s.platform, s.overrides);
+  topology::TopologyReport report = topology::make_report(topology::TopologyGraph(spec));
+  if (s.json) std::cout << topology::report_json(report).dump(2) << "\n";
+  else std::cout << topology::format_report(report);
+  return 0;
+}
+
+int run_xml(const PlatformState& s) {
+  topology::ClusterSpec spec = topology::load_cluster_spec(s.platform, s.overrides);
+  topology::PlatformPlan plan = topology::make_platform_plan(topology::TopologyGraph(spec));
+  if (s.output.empty() || s.output == "-") {
+    topology::write_platform_xml(plan, spec.name, std::cout);
+    return 0;
+  }
+  std::ofstream out(s.output);
+  if (!out) throw InputError(SourceLocation{s.output}, "", "cannot write file");
+  topology::write_platform_xml(plan, spec.name, out);
+  std::cerr << "wrote " << s.output << ": " << plan.host_count << " NPU hosts, " << plan.link_count
+            << " links, " << plan.route_count << " routes\n";
+  return 0;
+}
+
+int run_check(const PlatformState& s) {
+  std::vector<topology::NpuHost> npus = topology::check_platform_xml(s.platform);
+  std::cout << s.platform << ": " << npus.size() << " NPU hosts, " << npus.front().name << " .. "
+            << npus.back().name << ", follows the platform contract\n";
+  return 0;
+}
+
+}  // namespace
+
+Command add_platform_command(CLI::App& epsim) {
+  auto state = std::make_shared<PlatformState>();
+  CLI::App* app = epsim.add_subcommand("platform", "show a cluster, write its SimGrid XML, check a platform XML");
+  app->require_subcommand(1);
+
+  state->show = app->add_subcommand("show", "NPUs, links, routes per class of NPU pairs, bisection, diameter");
+  add_platform_argument(state->show, *state);
+  state->show->add_flag("--json", state->json, "print JSON (SI units) instead of text");
+
+  state->xml = app->add_subcommand("xml", "write the SimGrid platform XML the simulator builds");
+  add_platform_argument(state->xml, *state);
+  state->xml->add_option("-o,--output", state->output, "output file (default: standard output)");
+
+  state->check = app->add_subcommand("check", "load a SimGrid platform XML and check the platform contract");
+  state->check->add_option("platform", state->platform, "a SimGrid platform XML file")->required();
+
+  state->list = app->add_subcommand("list", "list the presets in platforms/");
+
+  return Command{app, [state]() {
+                   if (state->show->parsed()) return run_show(*state);
+                   if (state->xml->parsed()) return run_xml(*state);
+                   if (state->check->parsed()) return run_check(*state);
+                   for (const std::string& name : topology::preset_names()) std::cout << name << "\n";
+                   return 0;
+                 }};
+}
+
+}  // namespace epsim::tools
