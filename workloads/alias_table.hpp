@@ -21,6 +21,15 @@ class AliasTable {
     return (random & 0xffffffffULL) < threshold_[column] ? item_[column] : alias_[column];
   }
 
+  // The same from 32 random bits: the high part of random x columns picks
+  // the column and its low 32 bits, uniform up to a step of columns / 2^32,
+  // decide between item and alias. Lets one 64-bit word serve two draws.
+  int draw32(std::uint32_t random) const {
+    const std::uint64_t m = std::uint64_t{random} * columns_;
+    const auto column = static_cast<std::size_t>(m >> 32);
+    return (m & 0xffffffffULL) < threshold_[column] ? item_[column] : alias_[column];
+  }
+
   // The table's columns, for callers that pack several tables into one array.
   int columns() const { return static_cast<int>(columns_); }
   std::uint64_t threshold(int column) const { return threshold_[static_cast<std::size_t>(column)]; }

@@ -37,11 +37,12 @@ struct LayerTables {
   std::vector<int> in_node_item, in_node_alias;
   std::vector<std::uint64_t> in_node_columns;
 
-  int draw_in_node(int node, int per_node, std::uint64_t random) const {
+  // As AliasTable::draw32, on node `node`'s packed table.
+  int draw_in_node(int node, int per_node, std::uint32_t random) const {
     const auto n = static_cast<std::size_t>(node);
-    const std::size_t column = n * static_cast<std::size_t>(per_node) +
-                               static_cast<std::size_t>(((random >> 32) * in_node_columns[n]) >> 32);
-    return (random & 0xffffffffULL) < in_node_threshold[column] ? in_node_item[column] : in_node_alias[column];
+    const std::uint64_t m = std::uint64_t{random} * in_node_columns[n];
+    const std::size_t column = n * static_cast<std::size_t>(per_node) + static_cast<std::size_t>(m >> 32);
+    return (m & 0xffffffffULL) < in_node_threshold[column] ? in_node_item[column] : in_node_alias[column];
   }
 };
 
@@ -105,8 +106,18 @@ class TokenDrawer {
 
   void draw_free(Rng& rng, std::int32_t token, int* chosen) {
     int count = 0, repeats = 0;
+    std::uint64_t random = 0;
+    bool spare = false;  // whether the low half of `random` is unused
     while (count < L_.k) {
-      int e = t_.experts.draw(rng.next());
+      std::uint32_t bits;
+      if (spare) {
+        bits = static_cast<std::uint32_t>(random);
+      } else {
+        random = rng.next();
+        bits = static_cast<std::uint32_t>(random >> 32);
+      }
+      spare = !spare;
+      int e = t_.experts.draw32(bits);
       if (!take(e, token)) {
         if (++repeats <= kMaxRepeats) continue;
         e = draw_remaining(rng, t_.weights, expert_stamp_, token);
@@ -119,8 +130,18 @@ class TokenDrawer {
   void draw_limited(Rng& rng, std::int32_t token, int* chosen) {
     int nodes[64];
     int node_count = 0, repeats = 0;
+    std::uint64_t random = 0;
+    bool spare = false;
     while (node_count < L_.node_limit) {
-      int n = t_.nodes.draw(rng.next());
+      std::uint32_t bits;
+      if (spare) {
+        bits = static_cast<std::uint32_t>(random);
+      } else {
+        random = rng.next();
+        bits = static_cast<std::uint32_t>(random >> 32);
+      }
+      spare = !spare;
+      int n = t_.nodes.draw32(bits);
       if (node_stamp_[static_cast<std::size_t>(n)] == token) {
         if (++repeats <= kMaxRepeats) continue;
         n = draw_remaining(rng, t_.node_weights, node_stamp_, token);
@@ -146,10 +167,12 @@ class TokenDrawer {
     while (count < L_.k) {
       int e;
       if (repeats <= kMaxRepeats) {
-        const std::uint64_t high = rng.next() >> 32;
+        // High 32 bits pick the node, low 32 bits the expert in it.
+        const std::uint64_t random = rng.next();
+        const std::uint64_t high = random >> 32;
         int i = 0;
         for (int j = 0; j + 1 < node_count; ++j) i += high >= bound[j];  // branch-free
-        e = t_.draw_in_node(nodes[i], L_.per_node, rng.next());
+        e = t_.draw_in_node(nodes[i], L_.per_node, static_cast<std::uint32_t>(random));
         if (!take(e, token)) {
           ++repeats;
           continue;
@@ -229,15 +252,17 @@ void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, in
       for (int i = 0; i < L.k; ++i) {
         const auto e = static_cast<std::size_t>(chosen[i]);
         ++expert_count[e];
+        // Branch-free: whether a rank or node is new to this token is a coin
+        // flip the branch predictor cannot learn under a node limit.
         const auto r = static_cast<std::size_t>(L.rank_of[e]);
-        if (rank_stamp[r] == token) continue;
+        const int new_rank = rank_stamp[r] != token;
         rank_stamp[r] = token;
-        ++rank_row[r];
+        rank_row[r] += new_rank;
         const auto n = static_cast<std::size_t>(L.node_of[e]);
-        if (node_stamp[n] == token) continue;
+        const int new_node = node_stamp[n] != token;
         node_stamp[n] = token;
-        ++node_row[n];
-        ++node_count;
+        node_row[n] += new_node;
+        node_count += new_node;
       }
       max_nodes = std::max(max_nodes, node_count);
     }

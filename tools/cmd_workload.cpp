@@ -1,0 +1,70 @@
+// `epsim workload show FILE|PRESET [--set k=v]... [--ep N] [--seed N] [--json]`:
+// samples the routing, builds the task graph of one training step and
+// prints the per-layer routing table (or the graph as JSON).
+// `epsim workload presets` lists the bundled presets.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tools/command.hpp"
+#include "workloads/routing_summary.hpp"
+#include "workloads/task_graph_builder.hpp"
+#include "workloads/task_graph_json.hpp"
+#include "workloads/workload_loader.hpp"
+#include "workloads/workload_report.hpp"
+
+namespace epsim::tools {
+
+namespace {
+
+struct WorkloadState {
+  std::string workload;
+  std::vector<std::string> overrides;
+  int ep = 0;
+  long long seed = -1;
+  bool json = false;
+  CLI::App* show = nullptr;
+  CLI::App* presets = nullptr;
+};
+
+int run(const WorkloadState& s) {
+  if (s.presets->parsed()) {
+    for (const std::string& name : workloads::workload_presets()) std::cout << name << "\n";
+    return 0;
+  }
+  // --ep and --seed are shorthands for overrides, applied after --set.
+  std::vector<std::string> overrides = s.overrides;
+  if (s.ep > 0) overrides.push_back("parallel.ep=" + std::to_string(s.ep));
+  if (s.seed >= 0) overrides.push_back("routing.seed=" + std::to_string(s.seed));
+  const workloads::WorkloadSpec w = workloads::load_workload(s.workload, overrides);
+  const workloads::RoutingSample routing = workloads::sample_routing(w);
+  const workloads::TaskGraph graph = workloads::build_task_graph(w, routing);
+  if (s.json) {
+    workloads::write_task_graph_json(std::cout, graph);
+  } else {
+    workloads::write_workload_report(std::cout, w, workloads::summarize_routing(w, routing), graph);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_workload_command(CLI::App& epsim) {
+  auto state = std::make_shared<WorkloadState>();
+  CLI::App* workload = epsim.add_subcommand("workload", "MoE workloads: sampled routing and the task graph of a step");
+  workload->require_subcommand(1);
+  CLI::App* show = workload->add_subcommand(
+      "show", "per-layer routing (load balance, hottest expert, distinct ranks vs closed forms); --json: task graph");
+  show->add_option("workload", state->workload, "workload TOML file or preset name (see `epsim workload presets`)")
+      ->required();
+  show->add_option("--set", state->overrides, "override one key, e.g. --set routing.kind=zipf (repeatable)");
+  show->add_option("--ep", state->ep, "expert-parallel ranks (same as --set parallel.ep=N)");
+  show->add_option("--seed", state->seed, "routing seed (same as --set routing.seed=N)");
+  show->add_flag("--json", state->json, "print the task graph as JSON");
+  state->show = show;
+  state->presets = workload->add_subcommand("presets", "list the bundled workload presets");
+  return Command{workload, [state] { return run(*state); }};
+}
+
+}  // namespace epsim::tools
