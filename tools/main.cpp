@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
 
   std::vector<tools::Command> commands = {
       tools::add_bounds_command(epsim_app),
+      tools::add_workload_command(epsim_app),
+      tools::add_platform_command(epsim_app),
   };
 
   try {
