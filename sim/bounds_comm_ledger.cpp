@@ -2,9 +2,11 @@
 #include "sim/bounds_comm_ledger.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "core/checked_math.hpp"
 #include "core/error.hpp"
 #include "sim/bounds_checks.hpp"
 
@@ -29,10 +31,14 @@ void validate(const CommLedgerOptions& o) {
   }
   // The largest count the ledger forms: T x R x payload x layers x rows, with
   // payload <= hidden x 2 + ceil(hidden/128) x 4 + topk x 12 < 3 hidden + 12 topk.
-  std::int64_t payload_bound = checked_product({o.hidden, 3}, "--hidden", "per-token payload") +
-                               checked_product({o.topk, 12}, "--topk", "per-token payload");
-  checked_product({o.tokens, 128, payload_bound, 5}, "--tokens", "per-rank bytes");
-  checked_product({o.tokens, 128, payload_bound, 5, o.layers}, "--layers", "aggregated bytes");
+  std::optional<std::int64_t> payload_bound =
+      checked_add(checked_product({o.hidden, 3}, "--hidden", "per-token payload"),
+                  checked_product({o.topk, 12}, "--topk", "per-token payload"));
+  if (!payload_bound) {
+    throw option_error("--hidden", "too large: the per-token payload would overflow a 64-bit count");
+  }
+  checked_product({o.tokens, 128, *payload_bound, 5}, "--tokens", "per-rank bytes");
+  checked_product({o.tokens, 128, *payload_bound, 5, o.layers}, "--layers", "aggregated bytes");
 }
 }  // namespace
 

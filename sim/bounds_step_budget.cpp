@@ -2,7 +2,10 @@
 #include "sim/bounds_step_budget.hpp"
 
 #include <algorithm>
+#include <optional>
 
+#include "core/checked_math.hpp"
+#include "core/error.hpp"
 #include "sim/bounds_checks.hpp"
 
 namespace epsim::bounds {
@@ -22,12 +25,16 @@ void validate(const StepBudgetOptions& o) {
   // The largest integer counts: the attention score FLOPs 4 s^2 d L and the
   // weights L (2d^2 + 2 d kv + 3 d ffn), doubled for the backward pass.
   std::int64_t kv = checked_product({o.kv_heads, o.head_dim}, "--kv-heads", "KV width");
+  checked_product({4, o.layers, o.seq_len, kv}, "--kv-heads", "KV cache bytes");
+  checked_product({7, o.hidden, kv, o.layers}, "--kv-heads", "model weights");
   checked_product({8, o.seq_len, o.seq_len, o.hidden, o.layers}, "--seq-len", "attention FLOPs");
   std::int64_t per_layer = checked_product({3, o.hidden, std::max({o.hidden, kv, o.ffn})},
                                            "--hidden", "layer weights");
   std::int64_t weights = checked_product({7, per_layer, o.layers}, "--layers", "model weights");
   checked_product({4, o.seq_len, weights}, "--seq-len", "GEMM FLOPs");
-  checked_product({12, o.seq_len, o.layers, o.hidden + o.ffn}, "--seq-len", "activation bytes");
+  std::optional<std::int64_t> width = checked_add(o.hidden, o.ffn);
+  if (!width) throw option_error("--ffn", "too large: the activation bytes would overflow a 64-bit count");
+  checked_product({12, o.seq_len, o.layers, *width}, "--seq-len", "activation bytes");
   checked_real(o.params * kAdamWBytesPerParam * 2.0, "--params", "optimizer bytes");
 }
 

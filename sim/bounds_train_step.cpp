@@ -43,7 +43,10 @@ void validate(const TrainStepOptions& o) {
   if (!checked_add(activations, weights)) {
     throw option_error("--tokens", "too large: the GEMM bytes would overflow a 64-bit count");
   }
-  checked_product({o.topk, o.hidden, o.combine_bytes}, "--combine-bytes", "combine payload");
+  std::int64_t combine = checked_product({o.topk, o.hidden, o.combine_bytes}, "--combine-bytes", "combine payload");
+  if (!checked_add(combine, checked_product({o.topk, 4}, "--topk", "combine payload"))) {
+    throw option_error("--combine-bytes", "too large: the combine payload would overflow a 64-bit count");
+  }
 }
 
 RankTotalRow rank_totals(const TrainStepOptions& o, std::int64_t ep, double dispatch_Bps,

@@ -3,6 +3,7 @@
 // independently in python3 with the formulas of docs/bounds.md, bad input.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,9 @@ TEST_CASE("bounds: step budget rejects bad input naming the option", "[bounds][b
       {[](StepBudgetOptions& o) { o.params = 1e300; }, "error: --params: too large: the optimizer bytes would overflow a 64-bit count"},
       {[](StepBudgetOptions& o) { o.seq_len = 10000000; }, "error: --seq-len: too large: the attention FLOPs would overflow a 64-bit count"},
       {[](StepBudgetOptions& o) { o.hidden = 4000000000; }, "error: --seq-len: too large: the attention FLOPs would overflow a 64-bit count"},
+      {[](StepBudgetOptions& o) { o.kv_heads = 4000000000000000; }, "error: --kv-heads: too large: the KV cache bytes would overflow a 64-bit count"},
+      {[](StepBudgetOptions& o) { o.head_dim = 0; }, "error: --head-dim: expected an integer >= 1, got 0"},
+      {[](StepBudgetOptions& o) { o.params = std::nan(""); }, "error: --params: expected a finite number > 0, got nan"},
   };
   for (const Case& c : cases) {
     StepBudgetOptions o;
