@@ -28,6 +28,7 @@ constexpr std::uint64_t kTokenStream = 0;
 // What the draws of one layer need, shared by all its (micro-batch, replica) jobs.
 struct LayerTables {
   std::vector<double> weights;       // per expert, sum 1
+  bool uniform = false;              // all weights equal: draws need no tables
   AliasTable experts;                // over all experts (no binding node limit)
   std::vector<double> node_weights;  // per node of a replica
   AliasTable nodes;
@@ -89,7 +90,9 @@ class TokenDrawer {
   // Fills chosen[0..k) with distinct experts of token number `token`;
   // they are stamped in expert_stamp().
   void draw(Rng& rng, std::int32_t token, int* chosen) {
-    if (L_.limited) {
+    if (t_.uniform && L_.limited) {
+      draw_limited_uniform(rng, token, chosen);
+    } else if (L_.limited) {
       draw_limited(rng, token, chosen);
     } else {
       draw_free(rng, token, chosen);
@@ -124,6 +127,38 @@ class TokenDrawer {
         take(e, token);
       }
       chosen[count++] = e;
+    }
+  }
+
+  // Uniform weights under a node limit, the same distribution without
+  // tables: L distinct nodes uniformly, then each draw a uniform node among
+  // them (high part of random x L) and a uniform expert in it (the low 32
+  // bits of that product, times per_node); repeats redrawn. Every draw is a
+  // multiply-shift, whose bias is below per_node / 2^32.
+  void draw_limited_uniform(Rng& rng, std::int32_t token, int* chosen) {
+    int nodes[64];
+    int node_count = 0;
+    const auto node_total = static_cast<std::uint64_t>(L_.nodes);
+    while (node_count < L_.node_limit) {
+      const std::uint64_t random = rng.next();
+      for (std::uint64_t bits : {random >> 32, random & std::uint64_t{0xffffffff}}) {
+        const auto n = static_cast<int>((bits * node_total) >> 32);
+        if (node_count == L_.node_limit || node_stamp_[static_cast<std::size_t>(n)] == token) continue;
+        node_stamp_[static_cast<std::size_t>(n)] = token;
+        nodes[node_count++] = n;
+      }
+    }
+    const auto picked = static_cast<std::uint64_t>(node_count);
+    const auto per_node = static_cast<std::uint64_t>(L_.per_node);
+    int count = 0;
+    while (count < L_.k) {
+      const std::uint64_t random = rng.next();
+      for (std::uint64_t bits : {random >> 32, random & std::uint64_t{0xffffffff}}) {
+        const std::uint64_t m = bits * picked;
+        const auto local = static_cast<int>(((m & 0xffffffffULL) * per_node) >> 32);
+        const int e = nodes[m >> 32] * L_.per_node + local;
+        if (count < L_.k && take(e, token)) chosen[count++] = e;
+      }
     }
   }
 
@@ -202,6 +237,7 @@ class TokenDrawer {
 LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
   LayerTables t;
   t.weights = expert_weights(w, moe_layer);
+  t.uniform = std::all_of(t.weights.begin(), t.weights.end(), [&](double x) { return x == t.weights[0]; });
   if (!L.limited) {
     t.experts = AliasTable(t.weights);
     return t;

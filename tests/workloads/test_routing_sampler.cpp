@@ -148,6 +148,35 @@ TEST_CASE("the node limit is never exceeded, and binds", "[routing]") {
   }
 }
 
+TEST_CASE("under a node limit, distinct ranks and nodes match the exact expectation", "[routing]") {
+  // 8 nodes of 4 ranks x 2 experts, node limit 2, top-8: a token picks 2
+  // nodes, then 8 distinct of their 16 experts uniformly. Distinct ranks are
+  // then those of 8 uniform picks among 8 ranks x 2 experts; a chosen node is
+  // missed when all 8 picks fall in the other one: 1/C(16,8).
+  Knobs knobs;
+  knobs.ep = 32;
+  knobs.ranks_per_node = 4;
+  knobs.experts = 64;
+  knobs.top_k = 8;
+  knobs.node_limit = 2;
+  knobs.tokens = 2048;
+  const double ranks = distinct_ranks_exact(8, 16, 8);
+  const double nodes = 2 * (1 - 1.0 / 12870);
+  const double sigma = std::sqrt(distinct_variance(8, 16, 8) / (32.0 * 2048));
+  // The uniform fast path, and the general alias path (weights made
+  // non-uniform by a jitter of 1e-9, which no test can see).
+  for (const char* routing : {"kind = \"uniform\"", "kind = \"uniform\"\nlayer_jitter = 1e-9"}) {
+    knobs.routing = routing;
+    WorkloadSpec w = testing::workload(knobs);
+    RoutingSummary sum = summarize_routing(w, sample_routing(w));
+    for (const LayerSummary& l : sum.layers) {
+      INFO(routing << " layer " << l.layer);
+      CHECK(std::abs(l.distinct_ranks - ranks) <= 5 * sigma);
+      CHECK(std::abs(l.distinct_nodes - nodes) <= 1e-3);
+    }
+  }
+}
+
 TEST_CASE("dispatch bytes per rank equal the seed ledger's T x distinct x bytes within 1%", "[routing][ledger]") {
   // The seeds' setting: EP8, 16384 tokens per rank, top-6 of 256, 7464 B per token.
   WorkloadSpec w = load_workload("deepep-ascend");
