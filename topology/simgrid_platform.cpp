@@ -131,6 +131,9 @@ std::string probe_in_child(const std::string& path) {
     if (line.find_first_not_of(" \t") != std::string::npos && line.rfind("Backtrace", 0) != 0) last = line;
     start = end + 1;
   }
+  // Drop xbt_die's "[0.000000] ./src/file.cpp:529: [root/CRITICAL] " prefix.
+  static const std::regex log_prefix(R"(^\[[0-9.]+\] \S+: \[\S+\] )");
+  last = std::regex_replace(last, log_prefix, "");
   return last.empty() ? "SimGrid could not load the file" : last;
 }
 

@@ -152,6 +152,12 @@ TEST_CASE("malformed XML is an InputError, not an abort", "[simgrid][xml]") {
   CHECK_THAT(message, Catch::StartsWith(path + ": error: not a valid SimGrid platform"));
 }
 
+TEST_CASE("XML that makes SimGrid abort is an InputError", "[simgrid][xml]") {
+  auto engine = make_engine();
+  std::string path = "tests/topology/bad/abort_routing.xml";
+  CHECK(load_error(path) == path + ": error: not a valid SimGrid platform: Not a valid model!");
+}
+
 TEST_CASE("XML with an unknown link in a route is an InputError", "[simgrid][xml]") {
   auto engine = make_engine();
   std::string path = write_temp("bad_link.xml",
