@@ -16,6 +16,14 @@ s4u::ExecPtr roofline_exec(s4u::Host* host, double flops, double hbm_bytes) {
       {hbm_bytes, 0.0, 0.0, 0.0});
 }
 
+s4u::ExecPtr fused_roofline_exec(const std::vector<s4u::Host*>& hosts, const std::vector<double>& flops,
+                                 double hbm_bytes) {
+  const std::size_t n = hosts.size();
+  std::vector<double> bytes(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) bytes[i * n + i] = hbm_bytes;
+  return s4u::Exec::init()->set_hosts(hosts)->set_flops_amounts(flops)->set_bytes_amounts(bytes);
+}
+
 std::vector<s4u::ExecPtr> round_execs(const CollectivePhase& phase, const PlatformFacts& platform,
                                       const std::vector<s4u::Host*>& hosts) {
   const double scale = phase.per_step ? 1.0 : static_cast<double>(phase.steps);

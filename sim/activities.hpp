@@ -20,6 +20,13 @@ namespace epsim::sim {
 // `flops` are at host-speed scale (the caller converts from the dtype's peak).
 simgrid::s4u::ExecPtr roofline_exec(simgrid::s4u::Host* host, double flops, double hbm_bytes);
 
+// The same kernel on several NPUs with identical amounts as one parallel
+// task: host i computes flops[i] and moves hbm_bytes over its own loopback.
+// All parts progress at one rate, so it is exact only while the NPUs see
+// identical contention (docs/simulator.md).
+simgrid::s4u::ExecPtr fused_roofline_exec(const std::vector<simgrid::s4u::Host*>& hosts,
+                                          const std::vector<double>& flops, double hbm_bytes);
+
 // The activities of one round of `phase`: one parallel task, or one per
 // transfer when phase.per_transfer. Each also holds `comm_compute_share` of
 // its NPUs' compute for the round's nominal transfer time, which slows

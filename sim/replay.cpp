@@ -10,6 +10,7 @@
 #include <memory>
 #include <queue>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Activity.hpp>
@@ -40,6 +41,7 @@ ReplayOptions resolve(const ReplayOptions& options, int ranks) {
   ReplayOptions out = options;
   if (!out.granularity) out.granularity = default_granularity(ranks);
   if (!out.exact_ring_steps) out.exact_ring_steps = *out.granularity == Granularity::kPerFlow;
+  if (!out.fuse_identical_compute) out.fuse_identical_compute = ranks > 16;
   return out;
 }
 
@@ -106,9 +108,9 @@ class Driver {
       running_.pop_back();
       meta_.pop_back();
       record_span(done, now);
-      if (done.rank >= 0)
-        finish_compute(done.task, done.rank, done.start_s, now);
-      else
+      if (done.rank >= 0) {
+        for (int r : done.group) finish_compute(done.task, r, done.start_s, now);
+      } else
         round_done(done.task);
       drain();
     }
@@ -126,6 +128,7 @@ class Driver {
     int rank = -1;  // -1: a collective round
     double start_s = 0;
     std::vector<std::pair<int, double>> link_bytes;  // recorded spans (link, bytes)
+    std::vector<int> group;                          // compute: the ranks running it
   };
 
   struct CollectiveRun {
@@ -188,12 +191,17 @@ class Driver {
     }
   }
 
+  // Starts everything startable at this instant. Compute starts are
+  // collected first so that identical kernels of several ranks can fuse.
   void drain() {
-    while (!worklist_.empty()) {
-      int r = worklist_.back();
-      worklist_.pop_back();
-      in_worklist_[r] = false;
-      try_start(r);
+    while (!worklist_.empty() || !starting_.empty()) {
+      while (!worklist_.empty()) {
+        int r = worklist_.back();
+        worklist_.pop_back();
+        in_worklist_[r] = false;
+        try_start(r);
+      }
+      launch_compute();
     }
   }
 
@@ -223,23 +231,60 @@ class Driver {
     }
   }
 
+  // Queues rank r's part of compute task t (or finishes it when it has no work).
   void start_compute(TaskId t, int r) {
     const Task& task = graph_.tasks[t];
-    const int npu = placement_.npu_of_rank[r];
-    const NpuFacts& facts = platform_.npus[npu];
-    const double now = s4u::Engine::get_clock();
-    const double flops = task.flops[r] * facts.flops_bf16_per_s / peak_flops_per_s(facts, task.dtype);
-    const double bytes = task.hbm_bytes[r];
-    if (!(flops > 0) && !(bytes > 0)) {
+    if (!(task.flops[r] > 0) && !(task.hbm_bytes[r] > 0)) {
+      const double now = s4u::Engine::get_clock();
       finish_compute(t, r, now, now);
       return;
     }
-    Running run{t, r, now, {}};
-    if (bytes > 0) {
-      timeline_.link_bytes[facts.hbm_link] += bytes;
-      if (options_.record_link_spans) run.link_bytes.emplace_back(facts.hbm_link, bytes);
+    starting_.emplace_back(t, r);
+  }
+
+  // Launches the queued compute parts: one roofline execution per rank, or
+  // with fusion one parallel task per group of ranks running the same task
+  // with identical amounts (they share one rate: see docs/simulator.md).
+  void launch_compute() {
+    std::sort(starting_.begin(), starting_.end(), [this](const auto& a, const auto& b) {
+      const Task& ta = graph_.tasks[a.first];
+      const Task& tb = graph_.tasks[b.first];
+      return std::make_tuple(a.first, ta.flops[a.second], ta.hbm_bytes[a.second], a.second) <
+             std::make_tuple(b.first, tb.flops[b.second], tb.hbm_bytes[b.second], b.second);
+    });
+    const double now = s4u::Engine::get_clock();
+    std::size_t i = 0;
+    while (i < starting_.size()) {
+      const auto [t, r] = starting_[i];
+      const Task& task = graph_.tasks[t];
+      std::size_t j = i + 1;
+      if (*options_.fuse_identical_compute) {
+        while (j < starting_.size() && starting_[j].first == t && task.flops[starting_[j].second] == task.flops[r] &&
+               task.hbm_bytes[starting_[j].second] == task.hbm_bytes[r])
+          ++j;
+      }
+      Running run{t, r, now, {}, {}};
+      std::vector<s4u::Host*> hosts;
+      std::vector<double> flops;
+      for (std::size_t k = i; k < j; ++k) {
+        const int rank = starting_[k].second;
+        const int npu = placement_.npu_of_rank[rank];
+        const NpuFacts& facts = platform_.npus[npu];
+        run.group.push_back(rank);
+        hosts.push_back(hosts_[npu]);
+        flops.push_back(task.flops[rank] * facts.flops_bf16_per_s / peak_flops_per_s(facts, task.dtype));
+        const double bytes = task.hbm_bytes[rank];
+        if (bytes > 0) {
+          timeline_.link_bytes[facts.hbm_link] += bytes;
+          if (options_.record_link_spans) run.link_bytes.emplace_back(facts.hbm_link, bytes);
+        }
+      }
+      launch(j - i == 1 ? roofline_exec(hosts[0], flops[0], task.hbm_bytes[r])
+                        : fused_roofline_exec(hosts, flops, task.hbm_bytes[r]),
+             std::move(run));
+      i = j;
     }
-    launch(roofline_exec(hosts_[npu], flops, bytes), std::move(run));
+    starting_.clear();
   }
 
   void launch(const s4u::ExecPtr& exec, Running run) {
@@ -297,7 +342,7 @@ class Driver {
     std::vector<s4u::ExecPtr> execs = round_execs(phase, platform_, hosts_);
     run.outstanding = static_cast<int>(execs.size());
     for (std::size_t i = 0; i < execs.size(); ++i)
-      launch(execs[i], Running{t, -1, now, i == 0 ? std::move(spans) : std::vector<std::pair<int, double>>{}});
+      launch(execs[i], Running{t, -1, now, i == 0 ? std::move(spans) : std::vector<std::pair<int, double>>{}, {}});
   }
 
   void round_done(TaskId t) {
@@ -355,6 +400,7 @@ class Driver {
   std::vector<std::vector<std::pair<int, double>>> entered_s_;  // collective -> (rank, time entered)
   std::map<TaskId, CollectiveRun> collectives_;
   std::vector<int> worklist_;
+  std::vector<std::pair<TaskId, int>> starting_;  // compute parts to launch at this instant
   std::vector<bool> in_worklist_;
   std::vector<s4u::ActivityPtr> running_;
   std::vector<Running> meta_;

@@ -27,6 +27,9 @@ struct ReplayOptions {
   AllReduceAlgorithm all_reduce = AllReduceAlgorithm::kHierarchical;
   // Ring steps as separate rounds (latency per step); unset: only with kPerFlow.
   std::optional<bool> exact_ring_steps;
+  // Run a compute task as one parallel task for all ranks that start it at
+  // the same instant with identical amounts; unset: when more than 16 ranks.
+  std::optional<bool> fuse_identical_compute;
   bool record_link_spans = true;  // needed for trace counters; costs memory at large EP
 };
 

@@ -10,8 +10,7 @@
 
 namespace epsim::sim {
 
-SimEngine::SimEngine(const std::string& platform_path, const EngineOptions& options)
-    : platform_path_(platform_path) {
+void SimEngine::configure(const EngineOptions& options) {
   std::vector<std::string> args = {"epsim"};
   if (!options.simgrid_logs) args.emplace_back("--log=root.thresh:critical");
   args.emplace_back("--cfg=host/model:ptask_L07");
@@ -26,10 +25,26 @@ SimEngine::SimEngine(const std::string& platform_path, const EngineOptions& opti
   } catch (const std::exception& e) {
     throw InputError({"SimGrid configuration", 0, 0}, "", e.what());
   }
+}
+
+SimEngine::SimEngine(const std::string& platform_path, const EngineOptions& options) : source_(platform_path) {
+  configure(options);
   try {
     engine_->load_platform(platform_path);
   } catch (const std::exception& e) {
     throw InputError({platform_path, 0, 0}, "", std::string("SimGrid could not load the platform: ") + e.what());
+  }
+}
+
+SimEngine::SimEngine(const std::string& source, const PlatformBuilder& build, const EngineOptions& options)
+    : source_(source) {
+  configure(options);
+  try {
+    build();
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError({source, 0, 0}, "", std::string("SimGrid could not build the platform: ") + e.what());
   }
 }
 

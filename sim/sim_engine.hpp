@@ -3,6 +3,7 @@
 // with SimGrid's errors re-thrown as InputError naming the file.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,20 +19,29 @@ struct EngineOptions {
   std::vector<std::string> extra_config;  // "name:value" pairs, e.g. "contexts/factory:thread"
 };
 
+// Builds a platform into the engine just configured (e.g. topology's
+// build_platform(spec)); called once, before any actor exists.
+using PlatformBuilder = std::function<void()>;
+
 class SimEngine {
  public:
-  // Throws InputError when the platform file does not load. SimGrid allows
-  // one engine per process: construct at most one SimEngine per process.
+  // Loads a platform XML file. Throws InputError when it does not load.
+  // SimGrid allows one engine per process: construct at most one SimEngine per process.
   SimEngine(const std::string& platform_path, const EngineOptions& options = {});
+  // Builds the platform with `build`; `source` names it in messages. An
+  // InputError from `build` passes through; other exceptions become one.
+  SimEngine(const std::string& source, const PlatformBuilder& build, const EngineOptions& options = {});
   ~SimEngine();
   SimEngine(const SimEngine&) = delete;
   SimEngine& operator=(const SimEngine&) = delete;
 
   simgrid::s4u::Engine& engine() { return *engine_; }
-  const std::string& platform_path() const { return platform_path_; }
+  const std::string& source() const { return source_; }
 
  private:
-  std::string platform_path_;
+  void configure(const EngineOptions& options);
+
+  std::string source_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;
 };
 

@@ -5,10 +5,10 @@
 
 namespace epsim::sim {
 
-Simulation simulate(const std::string& platform_path, const workloads::TaskGraph& graph,
-                    const ReplayOptions& options, const EngineOptions& engine_options) {
-  SimEngine engine(platform_path, engine_options);
-  LoadedPlatform loaded = discover_platform(engine.engine(), platform_path);
+namespace {
+
+Simulation run(SimEngine& engine, const workloads::TaskGraph& graph, const ReplayOptions& options) {
+  LoadedPlatform loaded = discover_platform(engine.engine(), engine.source());
   Simulation out;
   out.placement = place_ranks(graph.ranks, graph.ranks_per_node, loaded.facts);
   out.options = resolve(options, graph.ranks);
@@ -17,6 +17,20 @@ Simulation simulate(const std::string& platform_path, const workloads::TaskGraph
   out.report = build_report(out.timeline, out.bounds, loaded.facts, graph, out.options);
   out.platform = std::move(loaded.facts);
   return out;
+}
+
+}  // namespace
+
+Simulation simulate(const std::string& platform_path, const workloads::TaskGraph& graph,
+                    const ReplayOptions& options, const EngineOptions& engine_options) {
+  SimEngine engine(platform_path, engine_options);
+  return run(engine, graph, options);
+}
+
+Simulation simulate(const std::string& source, const PlatformBuilder& build, const workloads::TaskGraph& graph,
+                    const ReplayOptions& options, const EngineOptions& engine_options) {
+  SimEngine engine(source, build, engine_options);
+  return run(engine, graph, options);
 }
 
 }  // namespace epsim::sim

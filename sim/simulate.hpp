@@ -29,4 +29,8 @@ struct Simulation {
 Simulation simulate(const std::string& platform_path, const workloads::TaskGraph& graph,
                     const ReplayOptions& options = {}, const EngineOptions& engine_options = {});
 
+// The same on a platform built in C++ (see SimEngine); `source` names it in messages.
+Simulation simulate(const std::string& source, const PlatformBuilder& build, const workloads::TaskGraph& graph,
+                    const ReplayOptions& options = {}, const EngineOptions& engine_options = {});
+
 }  // namespace epsim::sim
