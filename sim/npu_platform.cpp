@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <regex>
 #include <stdexcept>
 
@@ -133,31 +134,56 @@ LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& p
     out.hosts.push_back(host);
   }
 
-  const int n = static_cast<int>(out.hosts.size());
-  facts.routes = RouteTable(n);
-  std::vector<s4u::Link*> links;
-  std::vector<int> ids;
-  for (int s = 0; s < n; ++s) {
-    for (int d = 0; d < n; ++d) {
-      links.clear();
-      double latency_s = 0;
-      try {
-        out.hosts[s]->route_to(out.hosts[d], links, &latency_s);
-      } catch (const std::exception& e) {
-        ctx.fail(fmt::format("route {} -> {}", facts.npus[s].name, facts.npus[d].name), e.what());
-      }
-      ids.clear();
-      for (const s4u::Link* l : links) ids.push_back(index_of(l));
-      const std::string subject = fmt::format("route {} -> {}", facts.npus[s].name, facts.npus[d].name);
-      if (s == d) {
-        if (ids.size() != 1 || ids[0] != facts.npus[s].hbm_link)
-          ctx.fail(subject, "the loopback route of an NPU must be exactly its HBM link " + facts.npus[s].name + ".hbm");
-      } else if (ids.size() < 3 || ids.front() != facts.npus[s].hbm_link || ids.back() != facts.npus[d].hbm_link) {
-        ctx.fail(subject, "a route between NPUs must start with the source's HBM link and end with the destination's");
-      }
-      facts.routes.set(s, d, ids, latency_s);
+  // Routes are fetched when first used; loopbacks are checked now. The
+  // resolver outlives this function, so it holds copies and a shared link index.
+  auto state = std::make_shared<std::map<const s4u::Link*, int>>(std::move(link_index));
+  auto shared_index = [state, &facts, &ctx](const s4u::Link* l) {
+    auto [it, inserted] = state->emplace(l, static_cast<int>(facts.links.size()));
+    if (inserted) {
+      LinkFacts f;
+      f.name = l->get_name();
+      f.bandwidth_Bps = l->get_bandwidth();
+      f.latency_s = l->get_latency();
+      f.shared = l->get_sharing_policy() != s4u::Link::SharingPolicy::FATPIPE;
+      if (!(f.bandwidth_Bps > 0)) ctx.fail("link " + f.name, "bandwidth must be > 0");
+      facts.links.push_back(f);
     }
+    return it->second;
+  };
+  // Every link of the platform gets its index now, in the engine's (name)
+  // order, so that link indices do not depend on which routes were used.
+  for (const s4u::Link* l : engine.get_all_links()) shared_index(l);
+  const std::vector<s4u::Host*> hosts = out.hosts;
+  std::vector<std::string> names;
+  std::vector<int> hbm;
+  for (const NpuFacts& npu : facts.npus) {
+    names.push_back(npu.name);
+    hbm.push_back(npu.hbm_link);
   }
+  RouteTable::Resolver resolve = [ctx, hosts, names, hbm, state](int s, int d, std::vector<int>& ids,
+                                                                 double& latency_s) {
+    std::vector<s4u::Link*> links;
+    const std::string subject = fmt::format("route {} -> {}", names[s], names[d]);
+    try {
+      hosts[s]->route_to(hosts[d], links, &latency_s);
+    } catch (const std::exception& e) {
+      ctx.fail(subject, e.what());
+    }
+    for (const s4u::Link* l : links) {
+      auto it = state->find(l);
+      if (it == state->end()) ctx.fail(subject, "uses a link the platform does not list");
+      ids.push_back(it->second);
+    }
+    if (s == d) {
+      if (ids.size() != 1 || ids[0] != hbm[s])
+        ctx.fail(subject, "the loopback route of an NPU must be exactly its HBM link " + names[s] + ".hbm");
+    } else if (ids.size() < 3 || ids.front() != hbm[s] || ids.back() != hbm[d]) {
+      ctx.fail(subject, "a route between NPUs must start with the source's HBM link and end with the destination's");
+    }
+  };
+  const int n = static_cast<int>(out.hosts.size());
+  facts.routes = RouteTable(n, resolve);
+  for (int s = 0; s < n; ++s) facts.routes.links(s, s);
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,24 +32,32 @@ struct LinkFacts {
 };
 
 // Routes between NPUs as link indices, stored flat (CSR) because EP256
-// has 65,536 of them. route(s, s) is the NPU's HBM loopback.
+// has 65,536 of them. route(s, s) is the NPU's HBM loopback. Routes are
+// either set() up front or fetched from the resolver on first use (an EP256
+// collective touches a fraction of the pairs); not thread-safe.
 class RouteTable {
  public:
+  // Fills `links` and `latency_s` for src -> dst; may throw.
+  using Resolver = std::function<void(int src, int dst, std::vector<int>& links, double& latency_s)>;
+
   RouteTable() = default;
-  explicit RouteTable(int npus);
+  explicit RouteTable(int npus, Resolver resolver = {});
   void set(int src, int dst, const std::vector<int>& links, double latency_s);
-  // Links of the route src -> dst; valid until the next set().
+  // Links of the route src -> dst; valid until the next route is added.
   std::pair<const int*, const int*> links(int src, int dst) const;
-  double latency_s(int src, int dst) const { return latency_s_[index(src, dst)]; }
+  double latency_s(int src, int dst) const;
   int npus() const { return npus_; }
 
  private:
   std::size_t index(int src, int dst) const { return static_cast<std::size_t>(src) * npus_ + dst; }
+  void resolve(int src, int dst) const;
   int npus_ = 0;
-  std::vector<std::int64_t> begin_;  // [src * npus + dst] -> offset in links_, size npus^2 + 1
-  std::vector<std::int64_t> end_;
-  std::vector<int> links_;
-  std::vector<double> latency_s_;
+  Resolver resolver_;
+  mutable std::vector<std::int64_t> begin_;  // [src * npus + dst] -> offset in links_; -1: not fetched yet
+  mutable std::vector<std::int64_t> end_;
+  mutable std::vector<int> links_;
+  mutable std::vector<double> latency_s_;
+  mutable std::vector<int> scratch_;
 };
 
 struct PlatformFacts {
