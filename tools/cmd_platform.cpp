@@ -31,7 +31,8 @@ struct PlatformState {
 };
 
 void add_platform_argument(CLI::App* app, PlatformState& s) {
-  app->add_option("platform", s.platform, "a platform TOML file, or a preset name from platforms/")->required();
+  app->add_option("platform", s.platform, "a platform TOML file, or a preset name from platforms/")
+      ->required();
   app->add_option("--set", s.overrides, "override one key, e.g. --set node.count=16 (repeatable)");
 }
 
@@ -69,10 +70,12 @@ int run_check(const PlatformState& s) {
 
 Command add_platform_command(CLI::App& epsim) {
   auto state = std::make_shared<PlatformState>();
-  CLI::App* app = epsim.add_subcommand("platform", "show a cluster, write its SimGrid XML, check a platform XML");
+  CLI::App* app =
+      epsim.add_subcommand("platform", "show a cluster, write its SimGrid XML, check a platform XML");
   app->require_subcommand(1);
 
-  state->show = app->add_subcommand("show", "NPUs, links, routes per class of NPU pairs, bisection, diameter");
+  state->show =
+      app->add_subcommand("show", "NPUs, links, routes per class of NPU pairs, bisection, diameter");
   add_platform_argument(state->show, *state);
   state->show->add_flag("--json", state->json, "print JSON (SI units) instead of text");
 

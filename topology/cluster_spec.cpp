@@ -49,8 +49,8 @@ NodeSpec read_node(TableReader t, bool supernode) {
   node.npus = static_cast<int>(t.integer("npus", 1, 4096));
   node.count = static_cast<int>(t.integer("count", 1, 65536));
   if (!supernode) {
-    node.fabric = t.choice("fabric", {"mesh", "switch"}) == "mesh" ? NodeFabricKind::kMesh
-                                                                     : NodeFabricKind::kSwitch;
+    node.fabric =
+        t.choice("fabric", {"mesh", "switch"}) == "mesh" ? NodeFabricKind::kMesh : NodeFabricKind::kSwitch;
     node.link_bandwidth_Bps = t.quantity("link_bandwidth", Quantity::kBandwidth);
     node.link_latency_s = latency_or_zero(t, "link_latency");
     if (node.fabric == NodeFabricKind::kSwitch) node.switch_latency_s = latency_or_zero(t, "switch_latency");
@@ -123,8 +123,7 @@ ClusterSpec read_cluster_spec(const toml::table& root_table, const std::string& 
   return spec;
 }
 
-ClusterSpec load_cluster_spec(const std::string& file_or_preset,
-                              const std::vector<std::string>& overrides) {
+ClusterSpec load_cluster_spec(const std::string& file_or_preset, const std::vector<std::string>& overrides) {
   std::string file = resolve_platform_file(file_or_preset);
   toml::table root = load_toml_file(file);
   apply_overrides(root, overrides);

@@ -31,7 +31,7 @@ struct NodeSpec {
   NodeFabricKind fabric = NodeFabricKind::kMesh;
   double link_bandwidth_Bps = 0;  // per pair (mesh) or per port (switch), each direction
   double link_latency_s = 0;
-  double switch_latency_s = 0;    // switch fabric only, >= 0
+  double switch_latency_s = 0;  // switch fabric only, >= 0
 };
 
 // The fabric between nodes. `kSwitch`: one switch; `kLeafSpine`: leaves of
@@ -41,12 +41,12 @@ enum class ScaleoutKind { kSwitch, kLeafSpine, kRail };
 
 struct ScaleoutSpec {
   ScaleoutKind kind = ScaleoutKind::kSwitch;
-  bool nic_per_npu = true;        // false: one NIC per node, shared by its NPUs
-  double nic_bandwidth_Bps = 0;   // each direction
+  bool nic_per_npu = true;       // false: one NIC per node, shared by its NPUs
+  double nic_bandwidth_Bps = 0;  // each direction
   double nic_latency_s = 0;
-  double switch_latency_s = 0;    // >= 0, per switch crossed
-  int nodes_per_leaf = 0;         // leaf_spine only
-  double oversubscription = 1;    // leaf_spine only: leaf down / up capacity, >= 1
+  double switch_latency_s = 0;  // >= 0, per switch crossed
+  int nodes_per_leaf = 0;       // leaf_spine only
+  double oversubscription = 1;  // leaf_spine only: leaf down / up capacity, >= 1
 };
 
 // A scale-up fabric spanning every node (CloudMatrix384's UB): each NPU has a
@@ -54,7 +54,7 @@ struct ScaleoutSpec {
 struct SupernodeSpec {
   double port_bandwidth_Bps = 0;  // each direction
   double port_latency_s = 0;
-  double switch_latency_s = 0;    // >= 0
+  double switch_latency_s = 0;  // >= 0
 };
 
 struct ClusterSpec {

@@ -11,9 +11,7 @@ inline std::string node(int n) { return "node" + std::to_string(n); }
 inline std::string npu(int n, int i) { return node(n) + ".npu" + std::to_string(i); }
 inline std::string hbm(int n, int i) { return npu(n, i) + ".hbm"; }
 // HCCS link between two NPUs of a node, lower index first: "node3.npu5-npu6".
-inline std::string pair(int n, int i, int j) {
-  return npu(n, i) + "-npu" + std::to_string(j);
-}
+inline std::string pair(int n, int i, int j) { return npu(n, i) + "-npu" + std::to_string(j); }
 // An NPU's port into a switch (NVSwitch, UB): "node3.npu5.port".
 inline std::string port(int n, int i) { return npu(n, i) + ".port"; }
 inline std::string node_switch(int n) { return node(n) + ".switch"; }

@@ -45,6 +45,17 @@ PlanHost npu_host(const TopologyGraph& topo, int node, int local) {
 
 bool has_outside_fabric(const ClusterSpec& spec) { return spec.scaleout || spec.supernode; }
 
+// The one switch joining every node when there is no spine tier.
+const char* single_switch(const ClusterSpec& spec) {
+  if (spec.supernode) return names::kSupernode;
+  switch (spec.scaleout->kind) {
+    case ScaleoutKind::kLeafSpine: return "leaf0";
+    case ScaleoutKind::kRail: return names::kRails;
+    case ScaleoutKind::kSwitch: break;
+  }
+  return names::kFabric;
+}
+
 PlanZone node_zone(const TopologyGraph& topo, int n, const std::vector<LinkSpec>& links) {
   const ClusterSpec& spec = topo.spec();
   const int per_node = spec.node.npus;
@@ -56,7 +67,8 @@ PlanZone node_zone(const TopologyGraph& topo, int n, const std::vector<LinkSpec>
     const int a = n * per_node + i;
     z.routes.push_back(PlanRoute{names::npu(n, i), names::npu(n, i), "", "", uses(topo.route(a, a)), false});
     for (int j = i + 1; j < per_node; ++j) {
-      z.routes.push_back(PlanRoute{names::npu(n, i), names::npu(n, j), "", "", uses(topo.route(a, a + j - i)), true});
+      z.routes.push_back(
+          PlanRoute{names::npu(n, i), names::npu(n, j), "", "", uses(topo.route(a, a + j - i)), true});
     }
   }
   if (has_outside_fabric(spec)) {
@@ -117,11 +129,7 @@ PlatformPlan make_platform_plan(const TopologyGraph& topo) {
   if (!has_outside_fabric(spec)) {
     plan.root.children = std::move(nodes);
   } else if (!leaves || topo.leaf_count() == 1) {
-    const char* top = spec.supernode ? names::kSupernode
-                      : leaves ? "leaf0"
-                      : spec.scaleout->kind == ScaleoutKind::kRail ? names::kRails
-                                                                    : names::kFabric;
-    connect_all(plan.root, node_names, node_gateways, {PlanLinkUse{top, ""}});
+    connect_all(plan.root, node_names, node_gateways, {PlanLinkUse{single_switch(spec), ""}});
     plan.root.children = std::move(nodes);
   } else {
     std::vector<std::string> leaf_zones, leaf_routers;
@@ -151,7 +159,10 @@ PlatformPlan make_platform_plan(const TopologyGraph& topo) {
     for (std::size_t x = 0; x < leaf_zones.size(); ++x) {
       for (std::size_t y = x + 1; y < leaf_zones.size(); ++y) {
         plan.root.routes.push_back(PlanRoute{
-            leaf_zones[x], leaf_zones[y], leaf_routers[x], leaf_routers[y],
+            leaf_zones[x],
+            leaf_zones[y],
+            leaf_routers[x],
+            leaf_routers[y],
             {PlanLinkUse{names::spine_leaf(static_cast<int>(x)), "UP"}, PlanLinkUse{names::kSpine, ""},
              PlanLinkUse{names::spine_leaf(static_cast<int>(y)), "DOWN"}},
             true});

@@ -13,11 +13,20 @@ std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -82,8 +91,8 @@ void write_platform_xml(const PlatformPlan& plan, const std::string& title, std:
   out << "<?xml version='1.0'?>\n"
       << "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
       << "<!-- " << escape(title) << ": written by `epsim platform xml`.\n"
-      << "     Naming contract: docs/platform.md. " << plan.host_count << " NPU hosts, "
-      << plan.link_count << " links, " << plan.route_count << " routes. -->\n"
+      << "     Naming contract: docs/platform.md. " << plan.host_count << " NPU hosts, " << plan.link_count
+      << " links, " << plan.route_count << " routes. -->\n"
       << "<platform version=\"4.1\">\n";
   write_zone(plan.root, 1, out);
   out << "</platform>\n";

@@ -28,8 +28,8 @@ std::vector<std::string> preset_names() {
 }
 
 std::string resolve_platform_file(const std::string& file_or_preset) {
-  bool looks_like_path = file_or_preset.find('/') != std::string::npos ||
-                         fs::path(file_or_preset).extension() == ".toml";
+  bool looks_like_path =
+      file_or_preset.find('/') != std::string::npos || fs::path(file_or_preset).extension() == ".toml";
   if (looks_like_path || fs::exists(file_or_preset)) {
     if (!fs::exists(file_or_preset)) {
       throw InputError(SourceLocation{file_or_preset}, "", "cannot open file");
@@ -44,8 +44,7 @@ std::string resolve_platform_file(const std::string& file_or_preset) {
   for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
   throw InputError(SourceLocation{"command line"}, "platform",
                    "unknown preset \"" + file_or_preset + "\"" +
-                       (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") +
-                       "; presets: " + known);
+                       (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; presets: " + known);
 }
 
 }  // namespace epsim::topology

@@ -53,7 +53,8 @@ sg4::NetZone* build_zone(const PlanZone& plan, sg4::NetZone* parent, Built& buil
   for (const std::string& r : plan.routers) built.points[r] = zone->create_router(r);
   for (const LinkSpec& l : plan.links) {
     if (l.sharing == LinkSharing::kSplitDuplex) {
-      built.links[l.name] = zone->create_split_duplex_link(l.name, l.bandwidth_Bps)->set_latency(l.latency_s)->seal();
+      built.links[l.name] =
+          zone->create_split_duplex_link(l.name, l.bandwidth_Bps)->set_latency(l.latency_s)->seal();
     } else {
       built.links[l.name] = zone->create_link(l.name, l.bandwidth_Bps)->set_latency(l.latency_s)->seal();
     }
@@ -74,15 +75,16 @@ double number_property(const sg4::Host* host, const char* key, bool required, co
   const char* text = host->get_property(key);
   if (!text) {
     if (!required) return 0;
-    throw InputError(SourceLocation{source}, host->get_name(), std::string("missing host property \"") + key + "\"");
+    throw InputError(SourceLocation{source}, host->get_name(),
+                     std::string("missing host property \"") + key + "\"");
   }
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(text, &end);
   if (end == text || *end != '\0' || errno != 0 || !(v >= 0)) {
-    throw InputError(SourceLocation{source}, host->get_name(),
-                     std::string("host property \"") + key + "\" must be a number >= 0 in SI units, got \"" +
-                         text + "\"");
+    throw InputError(
+        SourceLocation{source}, host->get_name(),
+        std::string("host property \"") + key + "\" must be a number >= 0 in SI units, got \"" + text + "\"");
   }
   return v;
 }
@@ -116,7 +118,8 @@ std::string probe_in_child(const std::string& path) {
   std::string output;
   char buffer[4096];
   ssize_t n = 0;
-  while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, static_cast<std::size_t>(n));
+  while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0)
+    output.append(buffer, static_cast<std::size_t>(n));
   close(pipe_fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -197,14 +200,16 @@ std::vector<NpuHost> find_npu_hosts(const std::string& source) {
     h.flops_fp8 = number_property(host, "flops_fp8", false, source);
     h.flops_int8 = number_property(host, "flops_int8", false, source);
     if (h.flops_fp8 == 0 && h.flops_int8 == 0) {
-      throw InputError(SourceLocation{source}, name, "missing host property \"flops_fp8\" (or \"flops_int8\")");
+      throw InputError(SourceLocation{source}, name,
+                       "missing host property \"flops_fp8\" (or \"flops_int8\")");
     }
     h.hbm_bandwidth_Bps = number_property(host, "hbm_bandwidth", true, source);
     h.hbm_capacity_bytes = number_property(host, "hbm_capacity", true, source);
     h.comm_compute_share = number_property(host, "comm_compute_share", false, source);
     if (number_property(host, "node", true, source) != h.node ||
         number_property(host, "local", true, source) != h.local) {
-      throw InputError(SourceLocation{source}, name, "host properties \"node\"/\"local\" disagree with the host name");
+      throw InputError(SourceLocation{source}, name,
+                       "host properties \"node\"/\"local\" disagree with the host name");
     }
     // The roofline relies on the loopback being exactly the HBM link.
     std::vector<sg4::Link*> links;
@@ -223,8 +228,9 @@ std::vector<NpuHost> find_npu_hosts(const std::string& source) {
     throw InputError(SourceLocation{source}, "",
                      "no NPU host found (NPU hosts are named nodeN.npuI, see docs/platform.md)");
   }
-  std::sort(npus.begin(), npus.end(),
-            [](const NpuHost& a, const NpuHost& b) { return std::tie(a.node, a.local) < std::tie(b.node, b.local); });
+  std::sort(npus.begin(), npus.end(), [](const NpuHost& a, const NpuHost& b) {
+    return std::tie(a.node, a.local) < std::tie(b.node, b.local);
+  });
   return npus;
 }
 

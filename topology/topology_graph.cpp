@@ -55,10 +55,9 @@ TopologyGraph::TopologyGraph(const ClusterSpec& spec) : spec_(spec) {
           }
         }
       } else {
-        Vertex sw = add_vertex(TopoVertex{names::node_switch(n), VertexKind::kSwitch, n, -1,
-                                          backplane(names::node_switch(n),
-                                                    node.npus * node.link_bandwidth_Bps,
-                                                    node.switch_latency_s)});
+        Vertex sw = add_vertex(TopoVertex{
+            names::node_switch(n), VertexKind::kSwitch, n, -1,
+            backplane(names::node_switch(n), node.npus * node.link_bandwidth_Bps, node.switch_latency_s)});
         node_switch_.push_back(sw);
         for (int i = 0; i < node.npus; ++i) {
           add_edge(npus_[rank(n, i)], sw,
@@ -70,9 +69,9 @@ TopologyGraph::TopologyGraph(const ClusterSpec& spec) : spec_(spec) {
 
   if (spec.supernode) {
     const SupernodeSpec& s = *spec.supernode;
-    top_ = add_vertex(TopoVertex{names::kSupernode, VertexKind::kSwitch, -1, -1,
-                                 backplane(names::kSupernode, n_npus * s.port_bandwidth_Bps,
-                                           s.switch_latency_s)});
+    top_ = add_vertex(
+        TopoVertex{names::kSupernode, VertexKind::kSwitch, -1, -1,
+                   backplane(names::kSupernode, n_npus * s.port_bandwidth_Bps, s.switch_latency_s)});
     has_top_ = true;
     for (int n = 0; n < node.count; ++n) {
       for (int i = 0; i < node.npus; ++i) {
@@ -96,9 +95,9 @@ TopologyGraph::TopologyGraph(const ClusterSpec& spec) : spec_(spec) {
       int nodes_here = std::min(so.nodes_per_leaf, node.count - x * so.nodes_per_leaf);
       double down_Bps = nodes_here * node_nic_Bps;
       double up_Bps = leaves_ > 1 ? down_Bps / so.oversubscription : 0;
-      leaf_.push_back(add_vertex(TopoVertex{names::leaf(x), VertexKind::kSwitch, -1, -1,
-                                            backplane(names::leaf(x), down_Bps + up_Bps,
-                                                      so.switch_latency_s)}));
+      leaf_.push_back(
+          add_vertex(TopoVertex{names::leaf(x), VertexKind::kSwitch, -1, -1,
+                                backplane(names::leaf(x), down_Bps + up_Bps, so.switch_latency_s)}));
     }
     if (leaves_ > 1) {
       double total_up_Bps = node.count * node_nic_Bps / so.oversubscription;
@@ -171,7 +170,8 @@ Route TopologyGraph::route(int src, int dst) const {
     path = {npu(src)};
   } else if (src / per_node == dst / per_node && !spec_.supernode) {
     path = {npu(src)};
-    if (spec_.node.fabric == NodeFabricKind::kSwitch) path.push_back(node_switch_.at(static_cast<std::size_t>(src / per_node)));
+    if (spec_.node.fabric == NodeFabricKind::kSwitch)
+      path.push_back(node_switch_.at(static_cast<std::size_t>(src / per_node)));
     path.push_back(npu(dst));
   } else {
     // Up from src to the lowest switch both chains share, then down to dst.

@@ -57,9 +57,9 @@ struct RouteLink {
 
 struct Route {
   std::vector<RouteLink> links;
-  double latency_s = 0;              // sum of link latencies
-  double bottleneck_Bps = 0;         // smallest link bandwidth
-  int hops = 0;                      // graph edges crossed (internal ones excluded)
+  double latency_s = 0;       // sum of link latencies
+  double bottleneck_Bps = 0;  // smallest link bandwidth
+  int hops = 0;               // graph edges crossed (internal ones excluded)
 };
 
 class TopologyGraph {

@@ -36,9 +36,9 @@ std::string format_report(const TopologyReport& r) {
   for (const PairClass& c : r.classes) {
     std::string route;
     for (const RouteLink& l : c.route.links) route += (route.empty() ? "" : " ") + l.name;
-    out += fmt::format("  {:<14}  rank {:>4} -> rank {:<4}      {:>8.1f} GB/s  {:>7.2f} us  {:>4}  {}\n", c.name,
-                       c.src, c.dst, c.route.bottleneck_Bps / 1e9, c.route.latency_s * 1e6, c.route.hops,
-                       route);
+    out +=
+        fmt::format("  {:<14}  rank {:>4} -> rank {:<4}      {:>8.1f} GB/s  {:>7.2f} us  {:>4}  {}\n", c.name,
+                    c.src, c.dst, c.route.bottleneck_Bps / 1e9, c.route.latency_s * 1e6, c.route.hops, route);
   }
   return out;
 }
@@ -56,11 +56,16 @@ nlohmann::json report_json(const TopologyReport& r) {
                        {"hops", c.route.hops},
                        {"links", links}});
   }
-  return {{"name", r.name},          {"source", r.source},
-          {"npus", r.npus},          {"nodes", r.nodes},
-          {"switches", r.switches},  {"links", r.links},
-          {"connected", r.connected}, {"bisection_Bps", r.bisection_Bps},
-          {"diameter_hops", r.diameter_hops}, {"pair_classes", classes}};
+  return {{"name", r.name},
+          {"source", r.source},
+          {"npus", r.npus},
+          {"nodes", r.nodes},
+          {"switches", r.switches},
+          {"links", r.links},
+          {"connected", r.connected},
+          {"bisection_Bps", r.bisection_Bps},
+          {"diameter_hops", r.diameter_hops},
+          {"pair_classes", classes}};
 }
 
 }  // namespace epsim::topology

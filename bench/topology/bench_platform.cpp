@@ -88,11 +88,12 @@ int main(int argc, char** argv) {
   int diameter = diameter_hops(topo);
   double checks_s = seconds_since(t4);
 
-  fmt::print("npus={} routes={} graph_s={:.4f} plan_s={:.4f} xml_write_s={:.4f} load_s={:.4f} "
-             "total_s={:.4f} route_lookups_10k_s={:.4f} checks_s={:.4f} bisection_GBps={:.0f} diameter={} "
-             "mean_latency_us={:.3f}\n",
-             npus.size(), plan.route_count, graph_s, plan_s, xml_write_s, load_s,
-             graph_s + plan_s + xml_write_s + load_s, routes_s, checks_s, bisection / 1e9, diameter,
-             latency_sum / 10000 * 1e6);
+  fmt::print(
+      "npus={} routes={} graph_s={:.4f} plan_s={:.4f} xml_write_s={:.4f} load_s={:.4f} "
+      "total_s={:.4f} route_lookups_10k_s={:.4f} checks_s={:.4f} bisection_GBps={:.0f} diameter={} "
+      "mean_latency_us={:.3f}\n",
+      npus.size(), plan.route_count, graph_s, plan_s, xml_write_s, load_s,
+      graph_s + plan_s + xml_write_s + load_s, routes_s, checks_s, bisection / 1e9, diameter,
+      latency_sum / 10000 * 1e6);
   return 0;
 }

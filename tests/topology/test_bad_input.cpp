@@ -27,20 +27,27 @@ TEST_CASE("bad platform files give file:line:col, key path and reason", "[spec][
     const char* message;  // after "tests/topology/bad/<file>:"
   };
   const Row rows[] = {
-      {"bad_choice.toml", "13:10: error: node.fabric: expected one of mesh, switch, got \"mesch\" (did you mean \"mesh\"?)"},
+      {"bad_choice.toml",
+       "13:10: error: node.fabric: expected one of mesh, switch, got \"mesch\" (did you mean \"mesh\"?)"},
       {"bad_schema.toml", "1:10: error: schema: unsupported schema version 2 (this epsim reads 1)"},
       {"bad_unit.toml", "7:17: error: npu.hbm_bandwidth: unknown unit \"THz\" in \"1.6THz\""},
-      {"disconnected.toml", "12:9: error: node.count: disconnected topology: 2 nodes but neither [scaleout] nor [supernode] connects them"},
-      {"leaf_key_on_switch.toml", "21:18: error: scaleout.nodes_per_leaf: only for fabric = \"leaf_spine\", not \"switch\""},
+      {"disconnected.toml",
+       "12:9: error: node.count: disconnected topology: 2 nodes but neither [scaleout] nor [supernode] "
+       "connects them"},
+      {"leaf_key_on_switch.toml",
+       "21:18: error: scaleout.nodes_per_leaf: only for fabric = \"leaf_spine\", not \"switch\""},
       {"malformed.toml", "10:6: error: malformed TOML"},
       {"missing_field.toml", "4:1: error: npu.hbm_bandwidth: missing required key"},
       {"missing_unit.toml", "15:16: error: node.link_latency: missing unit in \"1\""},
       {"negative_bandwidth.toml", "19:17: error: scaleout.nic_bandwidth: must be > 0, got \"-200Gbps\""},
-      {"no_low_precision.toml", "4:1: error: npu.flops_fp8: missing required key (give flops_fp8, or flops_int8"},
-      {"share_out_of_range.toml", "9:22: error: npu.comm_compute_share: expected a number in [0, 1], got 1.5"},
+      {"no_low_precision.toml",
+       "4:1: error: npu.flops_fp8: missing required key (give flops_fp8, or flops_int8"},
+      {"share_out_of_range.toml",
+       "9:22: error: npu.comm_compute_share: expected a number in [0, 1], got 1.5"},
       {"supernode_and_scaleout.toml", "17:1: error: scaleout: a supernode has no separate scale-out fabric"},
       {"unknown_key.toml", "11:7: error: node.npu: unknown key (did you mean \"npus\"?)"},
-      {"unknown_key_typo.toml", "16:15: error: node.link_latncy: unknown key (did you mean \"link_latency\"?)"},
+      {"unknown_key_typo.toml",
+       "16:15: error: node.link_latncy: unknown key (did you mean \"link_latency\"?)"},
       {"wrong_type.toml", "11:8: error: node.npus: expected an integer, got a string"},
       {"zero_bandwidth.toml", "14:18: error: node.link_bandwidth: must be > 0, got \"0GBps\""},
       {"zero_npus.toml", "11:8: error: node.npus: expected an integer in [1, 4096], got 0"},
@@ -64,6 +71,7 @@ TEST_CASE("overrides are checked like the file", "[spec][bad]") {
     load_cluster_spec("a2", {"node.npus=0"});
     FAIL("no error");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()) == "--set node.npus=0: error: node.npus: expected an integer in [1, 4096], got 0");
+    CHECK(std::string(e.what()) ==
+          "--set node.npus=0: error: node.npus: expected an integer in [1, 4096], got 0");
   }
 }

@@ -56,8 +56,8 @@ TEST_CASE("presets model what their files say", "[spec]") {
 }
 
 TEST_CASE("overrides from --set change a preset key by key", "[spec]") {
-  ClusterSpec s = load_cluster_spec("a2", {"node.count=32", "scaleout.nic_bandwidth=400Gbps",
-                                           "npu.comm_compute_share=0.2"});
+  ClusterSpec s = load_cluster_spec(
+      "a2", {"node.count=32", "scaleout.nic_bandwidth=400Gbps", "npu.comm_compute_share=0.2"});
   CHECK(s.node.count == 32);
   CHECK(s.npu_count() == 256);
   CHECK(s.scaleout->nic_bandwidth_Bps == 50e9);

@@ -46,7 +46,8 @@ switch_latency = "0.5us"
 
 ClusterSpec tiny() { return read_cluster_spec(parse_toml_text(kTiny, "tiny.toml"), "tiny.toml"); }
 
-std::unique_ptr<sg4::Engine> engine_with(const std::vector<std::string>& extra_config, bool epsim_models = true) {
+std::unique_ptr<sg4::Engine> engine_with(const std::vector<std::string>& extra_config,
+                                         bool epsim_models = true) {
   static int argc = 1;
   static char name[] = "test_simgrid_exactness";
   static char* argv[] = {name, nullptr};

@@ -123,7 +123,9 @@ TEST_CASE("a2 preset at 32 nodes: SimGrid routes match the graph", "[simgrid][pr
 TEST_CASE("a2-spine-2to1 preset: SimGrid routes match the graph", "[simgrid][preset]") {
   check_preset("a2-spine-2to1", {"node.count=16"});
 }
-TEST_CASE("a2-nic400 preset: SimGrid routes match the graph", "[simgrid][preset]") { check_preset("a2-nic400"); }
+TEST_CASE("a2-nic400 preset: SimGrid routes match the graph", "[simgrid][preset]") {
+  check_preset("a2-nic400");
+}
 TEST_CASE("cloudmatrix384 preset: SimGrid routes match the graph", "[simgrid][preset]") {
   check_preset("cloudmatrix384");
 }
@@ -145,9 +147,10 @@ TEST_CASE("h800 XML: loads back with the graph's routes", "[simgrid][xml]") { ch
 
 TEST_CASE("malformed XML is an InputError, not an abort", "[simgrid][xml]") {
   auto engine = make_engine();
-  std::string path = write_temp("bad_malformed.xml",
-                                kHeader + "<zone id=\"z\" routing=\"Full\">\n"
-                                "<host id=\"node0.npu0\" speed=\"1f\">\n</zone>\n</platform>\n");
+  std::string path =
+      write_temp("bad_malformed.xml", kHeader +
+                                          "<zone id=\"z\" routing=\"Full\">\n"
+                                          "<host id=\"node0.npu0\" speed=\"1f\">\n</zone>\n</platform>\n");
   std::string message = load_error(path);
   CHECK_THAT(message, Catch::StartsWith(path + ": error: not a valid SimGrid platform"));
 }
@@ -160,45 +163,52 @@ TEST_CASE("XML that makes SimGrid abort is an InputError", "[simgrid][xml]") {
 
 TEST_CASE("XML with an unknown link in a route is an InputError", "[simgrid][xml]") {
   auto engine = make_engine();
-  std::string path = write_temp("bad_link.xml",
-                                kHeader + "<zone id=\"z\" routing=\"Full\">\n"
-                                "<host id=\"node0.npu0\" speed=\"1f\"/>\n"
-                                "<route src=\"node0.npu0\" dst=\"node0.npu0\"><link_ctn id=\"nope\"/></route>\n"
-                                "</zone>\n</platform>\n");
+  std::string path = write_temp(
+      "bad_link.xml", kHeader +
+                          "<zone id=\"z\" routing=\"Full\">\n"
+                          "<host id=\"node0.npu0\" speed=\"1f\"/>\n"
+                          "<route src=\"node0.npu0\" dst=\"node0.npu0\"><link_ctn id=\"nope\"/></route>\n"
+                          "</zone>\n</platform>\n");
   CHECK_THAT(load_error(path), Catch::StartsWith(path + ": error: not a valid SimGrid platform"));
 }
 
 TEST_CASE("XML without NPU hosts or properties is rejected with the host named", "[simgrid][xml]") {
   auto engine = make_engine();
-  std::string path = write_temp("bad_props.xml",
-                                kHeader + "<zone id=\"z\" routing=\"Full\">\n"
-                                "<host id=\"node0.npu0\" speed=\"1f\"/>\n"
-                                "<link id=\"node0.npu0.hbm\" bandwidth=\"1GBps\" latency=\"0s\"/>\n"
-                                "<route src=\"node0.npu0\" dst=\"node0.npu0\"><link_ctn id=\"node0.npu0.hbm\"/></route>\n"
-                                "</zone>\n</platform>\n");
+  std::string path = write_temp(
+      "bad_props.xml",
+      kHeader +
+          "<zone id=\"z\" routing=\"Full\">\n"
+          "<host id=\"node0.npu0\" speed=\"1f\"/>\n"
+          "<link id=\"node0.npu0.hbm\" bandwidth=\"1GBps\" latency=\"0s\"/>\n"
+          "<route src=\"node0.npu0\" dst=\"node0.npu0\"><link_ctn id=\"node0.npu0.hbm\"/></route>\n"
+          "</zone>\n</platform>\n");
   CHECK(load_error(path) == path + ": error: node0.npu0: missing host property \"flops_bf16\"");
 }
 
 TEST_CASE("XML whose NPU loopback is not its HBM link is rejected", "[simgrid][xml]") {
   auto engine = make_engine();
-  std::string path = write_temp(
-      "bad_loopback.xml",
-      kHeader + "<zone id=\"z\" routing=\"Full\">\n"
-      "<host id=\"node0.npu0\" speed=\"1f\"><prop id=\"flops_bf16\" value=\"1\"/><prop id=\"flops_fp8\" value=\"2\"/>"
-      "<prop id=\"hbm_bandwidth\" value=\"1e9\"/><prop id=\"hbm_capacity\" value=\"1e9\"/>"
-      "<prop id=\"node\" value=\"0\"/><prop id=\"local\" value=\"0\"/></host>\n"
-      "<link id=\"other\" bandwidth=\"1GBps\" latency=\"0s\"/>\n"
-      "<route src=\"node0.npu0\" dst=\"node0.npu0\"><link_ctn id=\"other\"/></route>\n"
-      "</zone>\n</platform>\n");
-  CHECK(load_error(path) == path +
-                                ": error: node0.npu0: the route from an NPU to itself must be exactly its link "
-                                "\"node0.npu0.hbm\"");
+  std::string path =
+      write_temp("bad_loopback.xml",
+                 kHeader +
+                     "<zone id=\"z\" routing=\"Full\">\n"
+                     "<host id=\"node0.npu0\" speed=\"1f\"><prop id=\"flops_bf16\" value=\"1\"/><prop "
+                     "id=\"flops_fp8\" value=\"2\"/>"
+                     "<prop id=\"hbm_bandwidth\" value=\"1e9\"/><prop id=\"hbm_capacity\" value=\"1e9\"/>"
+                     "<prop id=\"node\" value=\"0\"/><prop id=\"local\" value=\"0\"/></host>\n"
+                     "<link id=\"other\" bandwidth=\"1GBps\" latency=\"0s\"/>\n"
+                     "<route src=\"node0.npu0\" dst=\"node0.npu0\"><link_ctn id=\"other\"/></route>\n"
+                     "</zone>\n</platform>\n");
+  CHECK(load_error(path) ==
+        path +
+            ": error: node0.npu0: the route from an NPU to itself must be exactly its link "
+            "\"node0.npu0.hbm\"");
 }
 
 TEST_CASE("XML with no NPU host is rejected", "[simgrid][xml]") {
   auto engine = make_engine();
-  std::string path = write_temp("bad_nonpu.xml",
-                                kHeader + "<zone id=\"z\" routing=\"Full\">\n"
-                                "<host id=\"gpu0\" speed=\"1f\"/>\n</zone>\n</platform>\n");
+  std::string path =
+      write_temp("bad_nonpu.xml", kHeader +
+                                      "<zone id=\"z\" routing=\"Full\">\n"
+                                      "<host id=\"gpu0\" speed=\"1f\"/>\n</zone>\n</platform>\n");
   CHECK_THAT(load_error(path), Catch::Contains("no NPU host found"));
 }

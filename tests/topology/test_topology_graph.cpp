@@ -35,9 +35,9 @@ TEST_CASE("a2 routes: HBM at both ends, HCCS inside a node, NIC-leaf-spine acros
   CHECK(same_leaf.bottleneck_Bps == 25e9);
   CHECK(same_leaf.latency_s == Approx(2e-6 + 0.5e-6 + 2e-6));
   Route other_leaf = g.route(0, 4 * 8 + 5);
-  CHECK(names_of(other_leaf) ==
-        std::vector<std::string>{"node0.npu0.hbm", "node0.npu0.nic_UP", "leaf0", "spine-leaf0_UP", "spine",
-                                 "spine-leaf1_DOWN", "leaf1", "node4.npu5.nic_DOWN", "node4.npu5.hbm"});
+  CHECK(names_of(other_leaf) == std::vector<std::string>{"node0.npu0.hbm", "node0.npu0.nic_UP", "leaf0",
+                                                         "spine-leaf0_UP", "spine", "spine-leaf1_DOWN",
+                                                         "leaf1", "node4.npu5.nic_DOWN", "node4.npu5.hbm"});
   CHECK(other_leaf.latency_s == Approx(2e-6 + 3 * 0.5e-6 + 2e-6));
   CHECK(other_leaf.hops == 4);
 }
@@ -55,7 +55,8 @@ TEST_CASE("pair classes of a2: same node, other node, other leaf", "[graph]") {
 TEST_CASE("bisection bandwidth by max-flow", "[graph]") {
   // One a2 node: halves {0..3} and {4..7}: 16 HCCS pairs x 56 GB/s, plus
   // 4 NICs x 25 GB/s through the leaf.
-  CHECK(bisection_bandwidth_Bps(TopologyGraph(preset("a2", {"node.count=1"}))) == Approx(16 * 56e9 + 4 * 25e9));
+  CHECK(bisection_bandwidth_Bps(TopologyGraph(preset("a2", {"node.count=1"}))) ==
+        Approx(16 * 56e9 + 4 * 25e9));
   // Eight a2 nodes in two leaves: the cut is the spine links, 32 NICs x 25 GB/s
   // per leaf at 1:1, half of it at 2:1 (the leaves' uplinks bind before the NICs).
   CHECK(bisection_bandwidth_Bps(TopologyGraph(preset("a2", {"node.count=8"}))) == Approx(32 * 25e9));
