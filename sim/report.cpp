@@ -165,7 +165,9 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
       causes.emplace_back((rep.straggler_compute_s - rep.mean_compute_s),
                           fmt::format("skew: rank {} computes x{:.3f} the mean", rep.straggler_rank, rep.straggler_ratio));
     std::stable_sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (const auto& c : causes) rep.step.cause += (rep.step.cause.empty() ? "" : "; ") + c.second;
+    // Causes under 0.1 % of the step are noise (e.g. sampling jitter in a uniform routing).
+    for (const auto& c : causes)
+      if (c.first >= 1e-3 * rep.step.sim_s) rep.step.cause += (rep.step.cause.empty() ? "" : "; ") + c.second;
     if (rep.step.cause.empty()) rep.step.cause = "schedule: streams idle between dependent tasks";
   }
 

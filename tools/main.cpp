@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       tools::add_bounds_command(epsim_app),
       tools::add_workload_command(epsim_app),
       tools::add_platform_command(epsim_app),
+      tools::add_run_command(epsim_app),
   };
 
   try {
