@@ -37,7 +37,13 @@ std::string resolve_platform_file(const std::string& file_or_preset) {
     return file_or_preset;
   }
   fs::path preset = fs::path(platforms_dir()) / (file_or_preset + ".toml");
-  if (fs::exists(preset)) return preset.string();
+  if (fs::exists(preset)) {
+    // Messages read "platforms/a2.toml:14:8: ..." when run from the project.
+    std::error_code ec;
+    fs::path relative = fs::relative(preset, fs::current_path(), ec);
+    bool inside = !ec && !relative.empty() && *relative.begin() != "..";
+    return inside ? relative.string() : preset.string();
+  }
   std::vector<std::string> names = preset_names();
   std::string hint = closest_match(file_or_preset, names);
   std::string known;

@@ -28,8 +28,8 @@ TopologyReport make_report(const TopologyGraph& topo) {
 
 std::string format_report(const TopologyReport& r) {
   std::string out = fmt::format("platform {} ({})\n", r.name, r.source);
-  out += fmt::format("  {} NPUs in {} nodes, {} switches, {} links, {}\n", r.npus, r.nodes, r.switches,
-                     r.links, r.connected ? "connected" : "DISCONNECTED");
+  out += fmt::format("  {} NPUs in {} nodes, {} switch{}, {} links, {}\n", r.npus, r.nodes, r.switches,
+                     r.switches == 1 ? "" : "es", r.links, r.connected ? "connected" : "DISCONNECTED");
   out += fmt::format("  bisection bandwidth {:.1f} GB/s, diameter {} hops\n", r.bisection_Bps / 1e9,
                      r.diameter_hops);
   out += "  pair class      sample                      bottleneck      latency  hops  route\n";
