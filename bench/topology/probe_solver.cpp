@@ -2,7 +2,8 @@
 // and 8): N concurrent flows crossing one FATPIPE vs one SHARED link, sent
 // through mailboxes or with Comm::sendto_async. Prints the wall time of
 // Engine::run(), one case per process (one engine per process).
-//   probe_solver fatpipe|shared mailbox|sendto N
+//   probe_solver fatpipe|shared mailbox|sendto N [alltoall]
+// With "alltoall", every host sends to every other one (N x (N-1) flows).
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -20,13 +21,14 @@
 namespace sg4 = simgrid::s4u;
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: probe_solver fatpipe|shared mailbox|sendto N\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: probe_solver fatpipe|shared mailbox|sendto N [alltoall]\n");
     return 2;
   }
   const bool fatpipe = std::string(argv[1]) == "fatpipe";
   const bool mailbox = std::string(argv[2]) == "mailbox";
   const int n = std::stoi(argv[3]);
+  const bool alltoall = argc == 5 && std::string(argv[4]) == "alltoall";
   int sg_argc = 1;
   sg4::Engine engine(&sg_argc, argv);
   epsim::topology::configure_engine();
@@ -49,21 +51,32 @@ int main(int argc, char** argv) {
 
   // Flow i goes from host i to host i+1, all at once, with uneven sizes
   // (1 to 2 GB) so that every completion makes the solver run again.
-  auto bytes_of = [n](int i) { return static_cast<uint64_t>(1e9 * (1.0 + static_cast<double>(i) / n)); };
+  // In all-to-all mode flow (i, d) for distance d = 1..N-1 goes to host i+d.
+  const int distances = alltoall ? n - 1 : 1;
+  const int flows = n * distances;
+  auto bytes_of = [flows](int f) {
+    return static_cast<uint64_t>(1e9 * (1.0 + static_cast<double>(f) / flows));
+  };
   if (mailbox) {
     for (int i = 0; i < n; ++i) {
-      sg4::Actor::create("send" + std::to_string(i), hosts[i], [i, bytes_of] {
-        sg4::Mailbox::by_name("m" + std::to_string(i))->put(new int(i), bytes_of(i));
-      });
-      sg4::Actor::create("recv" + std::to_string(i), hosts[(i + 1) % n], [i] {
-        delete sg4::Mailbox::by_name("m" + std::to_string(i))->get<int>();
-      });
+      for (int d = 1; d <= distances; ++d) {
+        const int f = i * distances + d - 1;
+        const std::string box = "m" + std::to_string(f);
+        sg4::Actor::create("send", hosts[i], [box, f, bytes_of] {
+          sg4::Mailbox::by_name(box)->put(new int(f), bytes_of(f));
+        });
+        sg4::Actor::create("recv", hosts[(i + d) % n],
+                           [box] { delete sg4::Mailbox::by_name(box)->get<int>(); });
+      }
     }
   } else {
-    sg4::Actor::create("sender", hosts[0], [&hosts, n, bytes_of] {
+    sg4::Actor::create("sender", hosts[0], [&hosts, n, distances, bytes_of] {
       std::vector<sg4::CommPtr> comms;
       for (int i = 0; i < n; ++i) {
-        comms.push_back(sg4::Comm::sendto_async(hosts[i], hosts[(i + 1) % n], bytes_of(i)));
+        for (int d = 1; d <= distances; ++d) {
+          const int f = i * distances + d - 1;
+          comms.push_back(sg4::Comm::sendto_async(hosts[i], hosts[(i + d) % n], bytes_of(f)));
+        }
       }
       for (auto& c : comms) c->wait();
     });
@@ -71,7 +84,7 @@ int main(int argc, char** argv) {
   auto start = std::chrono::steady_clock::now();
   engine.run();
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("link=%s comm=%s flows=%d wall_s=%.4f simulated_s=%.6f\n", argv[1], argv[2], n, wall,
+  std::printf("link=%s comm=%s hosts=%d flows=%d wall_s=%.4f simulated_s=%.6f\n", argv[1], argv[2], n, flows, wall,
               sg4::Engine::get_clock());
   return 0;
 }
