@@ -23,6 +23,7 @@ namespace epsim::workloads {
 namespace {
 
 constexpr int kMaxRepeats = 32;
+constexpr int kLimitedRepeats = 4;
 constexpr std::uint64_t kTokenStream = 0;
 
 // What the draws of one layer need, shared by all its (micro-batch, replica) jobs.
@@ -79,7 +80,8 @@ class TokenDrawer {
  public:
   TokenDrawer(const LayerTables& t, const Layout& L)
       : t_(t), L_(L), expert_stamp_(static_cast<std::size_t>(L.experts), -1),
-        node_stamp_(static_cast<std::size_t>(L.nodes), -1), masked_(static_cast<std::size_t>(L.experts), 0.0) {}
+        node_stamp_(static_cast<std::size_t>(L.nodes), -1),
+        candidate_expert_(static_cast<std::size_t>(L.experts)), candidate_prefix_(static_cast<std::size_t>(L.experts)) {}
 
   // Resets stamps for a new source rank (token numbers restart at 0).
   void new_source() {
@@ -197,33 +199,62 @@ class TokenDrawer {
     }
     bound[node_count - 1] = std::uint64_t{1} << 32;
 
+    // Rejection first; after kLimitedRepeats repeats in this token, the
+    // rest of its experts come from an exact scan of the chosen nodes'
+    // remaining experts (a heavy expert in a small pool makes rejection slow).
     int count = 0;
     repeats = 0;
-    while (count < L_.k) {
-      int e;
-      if (repeats <= kMaxRepeats) {
-        // High 32 bits pick the node, low 32 bits the expert in it.
-        const std::uint64_t random = rng.next();
-        const std::uint64_t high = random >> 32;
-        int i = 0;
-        for (int j = 0; j + 1 < node_count; ++j) i += high >= bound[j];  // branch-free
-        e = t_.draw_in_node(nodes[i], L_.per_node, static_cast<std::uint32_t>(random));
-        if (!take(e, token)) {
-          ++repeats;
-          continue;
-        }
+    while (count < L_.k && repeats <= kLimitedRepeats) {
+      // High 32 bits pick the node, low 32 bits the expert in it.
+      const std::uint64_t random = rng.next();
+      const std::uint64_t high = random >> 32;
+      int i = 0;
+      for (int j = 0; j + 1 < node_count; ++j) i += high >= bound[j];  // branch-free
+      const int e = t_.draw_in_node(nodes[i], L_.per_node, static_cast<std::uint32_t>(random));
+      if (take(e, token)) {
+        chosen[count++] = e;
       } else {
-        std::fill(masked_.begin(), masked_.end(), 0.0);
-        for (int i = 0; i < node_count; ++i) {
-          const std::size_t first = static_cast<std::size_t>(nodes[i]) * static_cast<std::size_t>(L_.per_node);
-          std::copy(t_.weights.begin() + static_cast<std::ptrdiff_t>(first),
-                    t_.weights.begin() + static_cast<std::ptrdiff_t>(first + static_cast<std::size_t>(L_.per_node)),
-                    masked_.begin() + static_cast<std::ptrdiff_t>(first));
-        }
-        e = draw_remaining(rng, masked_, expert_stamp_, token);
-        take(e, token);
+        ++repeats;
       }
-      chosen[count++] = e;
+    }
+    if (count == L_.k) return;
+    // Exact draws: prefix sums over the chosen nodes' experts (taken ones
+    // weigh 0); a draw maps a uniform point of the remaining mass onto the
+    // full line by stepping over the intervals already removed, then binary
+    // searches the prefix sums. O(k + log pool) per draw.
+    std::size_t candidates = 0;
+    double pool = 0;
+    for (int i = 0; i < node_count; ++i) {
+      for (int j = 0; j < L_.per_node; ++j) {
+        const int e = nodes[i] * L_.per_node + j;
+        if (expert_stamp_[static_cast<std::size_t>(e)] != token) pool += t_.weights[static_cast<std::size_t>(e)];
+        candidate_expert_[candidates] = e;
+        candidate_prefix_[candidates++] = pool;
+      }
+    }
+    double removed_start[64], removed_width[64];
+    int removed = 0;
+    double left = pool;
+    while (count < L_.k) {
+      double u = rng.uniform() * left;
+      for (int r = 0; r < removed && u >= removed_start[r]; ++r) u += removed_width[r];
+      auto it = std::upper_bound(candidate_prefix_.begin(), candidate_prefix_.begin() + static_cast<std::ptrdiff_t>(candidates), u);
+      std::size_t pick = static_cast<std::size_t>(it - candidate_prefix_.begin());
+      if (pick == candidates) pick = candidates - 1;  // rounding past the end
+      const double start = pick == 0 ? 0.0 : candidate_prefix_[pick - 1];
+      const double width = candidate_prefix_[pick] - start;
+      int at = removed;
+      while (at > 0 && removed_start[at - 1] > start) {
+        removed_start[at] = removed_start[at - 1];
+        removed_width[at] = removed_width[at - 1];
+        --at;
+      }
+      removed_start[at] = start;
+      removed_width[at] = width;
+      ++removed;
+      left -= width;
+      take(candidate_expert_[pick], token);
+      chosen[count++] = candidate_expert_[pick];
     }
   }
 
@@ -231,7 +262,8 @@ class TokenDrawer {
   const Layout& L_;
   std::vector<std::int32_t> expert_stamp_;
   std::vector<std::int32_t> node_stamp_;
-  std::vector<double> masked_;
+  std::vector<int> candidate_expert_;  // the chosen nodes' experts, for exact draws
+  std::vector<double> candidate_prefix_;
 };
 
 LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
