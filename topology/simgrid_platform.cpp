@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <regex>
 #include <unordered_map>
 
 #include <simgrid/s4u/Engine.hpp>
@@ -89,6 +88,26 @@ double number_property(const sg4::Host* host, const char* key, bool required, co
   return v;
 }
 
+// A decimal index without leading zeros, < 10^9.
+bool parse_index(const std::string& text, int& out) {
+  if (text.empty() || text.size() > 9 || (text.size() > 1 && text[0] == '0')) return false;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  out = std::stoi(text);
+  return true;
+}
+
+// "node3.npu5" -> (3, 5); false for any other name.
+bool parse_npu_name(const std::string& name, int& node, int& local) {
+  const std::string prefix = "node", middle = ".npu";
+  if (name.compare(0, prefix.size(), prefix) != 0) return false;
+  std::size_t dot = name.find(middle, prefix.size());
+  if (dot == std::string::npos) return false;
+  return parse_index(name.substr(prefix.size(), dot - prefix.size()), node) &&
+         parse_index(name.substr(dot + middle.size()), local);
+}
+
 // Runs SimGrid's parser on `path` in a child process: returns "" when it
 // loads, else SimGrid's last words (xbt_die aborts cannot be caught in-process).
 std::string probe_in_child(const std::string& path) {
@@ -135,8 +154,12 @@ std::string probe_in_child(const std::string& path) {
     start = end + 1;
   }
   // Drop xbt_die's "[0.000000] ./src/file.cpp:529: [root/CRITICAL] " prefix.
-  static const std::regex log_prefix(R"(^\[[0-9.]+\] \S+: \[\S+\] )");
-  last = std::regex_replace(last, log_prefix, "");
+  if (!last.empty() && last.front() == '[') {
+    std::size_t category_end = last.find("] ", last.find(": ["));
+    if (last.find(": [") != std::string::npos && category_end != std::string::npos) {
+      last = last.substr(category_end + 2);
+    }
+  }
   return last.empty() ? "SimGrid could not load the file" : last;
 }
 
@@ -186,16 +209,15 @@ std::vector<NpuHost> check_platform_xml(const std::string& path) {
 }
 
 std::vector<NpuHost> find_npu_hosts(const std::string& source) {
-  static const std::regex npu_name(R"(node(0|[1-9][0-9]*)\.npu(0|[1-9][0-9]*))");
   std::vector<NpuHost> npus;
   for (sg4::Host* host : sg4::Engine::get_instance()->get_all_hosts()) {
-    std::smatch m;
     const std::string& name = host->get_name();
-    if (!std::regex_match(name, m, npu_name)) continue;
+    int node = 0, local = 0;
+    if (!parse_npu_name(name, node, local)) continue;
     NpuHost h;
     h.name = name;
-    h.node = std::stoi(m[1]);
-    h.local = std::stoi(m[2]);
+    h.node = node;
+    h.local = local;
     h.flops_bf16 = number_property(host, "flops_bf16", true, source);
     h.flops_fp8 = number_property(host, "flops_fp8", false, source);
     h.flops_int8 = number_property(host, "flops_int8", false, source);
