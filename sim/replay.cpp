@@ -32,8 +32,8 @@ using workloads::TaskKind;
 const char* to_string(Schedule s) { return s == Schedule::kSerial ? "serial" : "overlap"; }
 
 Granularity default_granularity(int ranks) {
-  if (ranks <= 16) return Granularity::kPerFlow;
-  if (ranks <= 64) return Granularity::kAggregated;
+  if (ranks <= 8) return Granularity::kPerFlow;
+  if (ranks <= 32) return Granularity::kAggregated;
   return Granularity::kHierarchical;
 }
 
@@ -41,7 +41,7 @@ ReplayOptions resolve(const ReplayOptions& options, int ranks) {
   ReplayOptions out = options;
   if (!out.granularity) out.granularity = default_granularity(ranks);
   if (!out.exact_ring_steps) out.exact_ring_steps = *out.granularity == Granularity::kPerFlow;
-  if (!out.fuse_identical_compute) out.fuse_identical_compute = ranks > 16;
+  if (!out.fuse_identical_compute) out.fuse_identical_compute = ranks > 8;
   return out;
 }
 

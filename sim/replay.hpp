@@ -28,12 +28,12 @@ struct ReplayOptions {
   // Ring steps as separate rounds (latency per step); unset: only with kPerFlow.
   std::optional<bool> exact_ring_steps;
   // Run a compute task as one parallel task for all ranks that start it at
-  // the same instant with identical amounts; unset: when more than 16 ranks.
+  // the same instant with identical amounts; unset: when more than 8 ranks.
   std::optional<bool> fuse_identical_compute;
   bool record_link_spans = true;  // needed for trace counters; costs memory at large EP
 };
 
-// per-flow up to 16 ranks, aggregated up to 64, hierarchical beyond (docs/simulator.md).
+// per-flow up to 8 ranks, aggregated up to 32, hierarchical beyond (docs/simulator.md).
 Granularity default_granularity(int ranks);
 
 // Options with every default resolved for `ranks` ranks.

@@ -130,7 +130,7 @@ Command add_run_command(CLI::App& epsim) {
   cmd->add_option("--schedule", state->schedule, "serial (no overlap) or overlap (two micro-batches)")
       ->capture_default_str();
   cmd->add_option("--granularity", state->granularity,
-                  "dispatch/combine as per-flow, aggregated or hierarchical (default by EP: <=16, <=64, beyond)");
+                  "dispatch/combine as per-flow, aggregated or hierarchical (default by EP: <=8, <=32, beyond)");
   cmd->add_option("--all-reduce", state->all_reduce, "gradient all-reduce: ring or hierarchical")
       ->capture_default_str();
   cmd->add_flag("--json", state->json, "print the report as JSON");
