@@ -1,6 +1,6 @@
 // Replay benchmark: the DeepSeek-V3 preset (61 layers, forward + backward)
 // on the A2 preset at a given EP, or one skewed dispatch (zipf 1.0) alone.
-// Prints one JSON line: wall time of the replay, SimGrid activities, peak
+// Prints one JSON line: wall and CPU time of the replay, SimGrid activities, peak
 // RSS and the simulated step. Usage:
 //   bench_replay --ep 64 [--schedule serial|overlap] [--granularity per-flow|aggregated|hierarchical]
 //   bench_replay --ep 256 --skewed-dispatch
@@ -43,6 +43,14 @@ workloads::TaskGraph first_dispatch(const workloads::TaskGraph& g) {
   return out;
 }
 
+// User + system CPU seconds of this process so far (the replay is single-threaded).
+double cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 double peak_rss_bytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -82,16 +90,18 @@ int main(int argc, char** argv) {
     workloads::TaskGraph graph = workloads::build_task_graph(w);
     if (skewed_dispatch) graph = first_dispatch(graph);
     auto t1 = std::chrono::steady_clock::now();
+    const double cpu0_s = cpu_s();
     sim::Simulation s = sim::simulate(
         "a2", [&] { topology::build_platform(cluster); }, graph, options);
     auto t2 = std::chrono::steady_clock::now();
+    const double replay_cpu_s = cpu_s() - cpu0_s;
     std::printf("%s\n", fmt::format(R"({{"ep":{},"what":"{}","schedule":"{}","granularity":"{}","tasks":{},)"
-                                    R"("graph_wall_s":{:.3f},"replay_wall_s":{:.3f},"activities":{},"peak_rss_MB":{:.0f},)"
+                                    R"("graph_wall_s":{:.3f},"replay_wall_s":{:.3f},"replay_cpu_s":{:.3f},"activities":{},"peak_rss_MB":{:.0f},)"
                                     R"("step_s":{:.6f},"bound_s":{:.6f}}})",
                                     ep, skewed_dispatch ? "skewed dispatch" : "step", sim::to_string(s.options.schedule),
                                     sim::to_string(*s.options.granularity), graph.tasks.size(),
                                     std::chrono::duration<double>(t1 - t0).count(),
-                                    std::chrono::duration<double>(t2 - t1).count(), s.timeline.activities,
+                                    std::chrono::duration<double>(t2 - t1).count(), replay_cpu_s, s.timeline.activities,
                                     peak_rss_bytes() / 1e6, s.timeline.step_s, s.bounds.step_s)
                             .c_str());
   } catch (const std::exception& e) {
