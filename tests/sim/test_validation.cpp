@@ -1,0 +1,163 @@
+// DeepEP validation: the benchmark's routing statistics, the kernels' flows
+// and byte counts on tiny inputs, and the validated table pinned so a model
+// change that breaks fidelity fails CI (docs/validation.md).
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <catch2/catch.hpp>
+
+#include "core/error.hpp"
+#include "sim/deepep_plan.hpp"
+#include "sim/deepep_validation.hpp"
+#include "workloads/deepep_routing.hpp"
+
+using namespace epsim;
+using namespace epsim::sim;
+
+namespace {
+
+workloads::DeepEpRoutingSpec routing(int ranks, int tokens) {
+  workloads::DeepEpRoutingSpec s;
+  s.ranks = ranks;
+  s.ranks_per_node = std::min(ranks, 8);
+  s.tokens_per_rank = tokens;
+  return s;
+}
+
+double mean_nodes_per_token(const workloads::TrafficMatrix& t, int tokens) {
+  double sum = std::accumulate(t.node_tokens.begin(), t.node_tokens.end(), 0.0);
+  return sum / (static_cast<double>(t.ranks) * tokens);
+}
+
+}  // namespace
+
+TEST_CASE("DeepEP routing: a token reaches at most 4 nodes and at most top-k ranks") {
+  const int tokens = 512;
+  for (int ranks : {8, 16, 32, 64}) {
+    workloads::TrafficMatrix t = workloads::sample_deepep_traffic(routing(ranks, tokens));
+    for (int s = 0; s < ranks; ++s) {
+      std::int64_t per_node = 0, per_rank = 0;
+      for (int m = 0; m < t.nodes(); ++m) {
+        CHECK(t.to_node(s, m) <= tokens);
+        per_node += t.to_node(s, m);
+      }
+      for (int d = 0; d < ranks; ++d) per_rank += t.at(s, d);
+      CHECK(per_node <= static_cast<std::int64_t>(tokens) * std::min(4, t.nodes()));
+      CHECK(per_rank <= static_cast<std::int64_t>(tokens) * 8);
+      CHECK(per_rank >= per_node);
+    }
+  }
+}
+
+TEST_CASE("DeepEP routing: nodes per token match closed forms") {
+  // Without a binding limit the 8 experts are a uniform 8-subset of 256:
+  // E[nodes] = N (1 - C(256 - 256/N, 8) / C(256, 8)). With 8 nodes and a
+  // limit of 4, the 4 groups are chosen by their best expert, which is
+  // nearly always among the top 8, so nearly 4 nodes (not the 3.6 of
+  // uniform draws within 4 nodes).
+  auto uniform = [](int nodes) {
+    double miss = 1;
+    const double out = 256.0 - 256.0 / nodes;
+    for (int i = 0; i < 8; ++i) miss *= (out - i) / (256.0 - i);
+    return nodes * (1 - miss);
+  };
+  const int tokens = 2048;
+  CHECK(mean_nodes_per_token(workloads::sample_deepep_traffic(routing(16, tokens)), tokens) ==
+        Approx(uniform(2)).epsilon(0.01));
+  CHECK(mean_nodes_per_token(workloads::sample_deepep_traffic(routing(32, tokens)), tokens) ==
+        Approx(uniform(4)).epsilon(0.01));
+  const double limited = mean_nodes_per_token(workloads::sample_deepep_traffic(routing(64, tokens)), tokens);
+  CHECK(limited > 3.85);
+  CHECK(limited <= 4.0);
+}
+
+TEST_CASE("DeepEP routing: inconsistent specs are InputErrors") {
+  auto bad = routing(16, 8);
+  bad.experts = 250;
+  CHECK_THROWS_AS(workloads::sample_deepep_traffic(bad), InputError);
+  bad = routing(16, 8);
+  bad.ranks_per_node = 3;
+  CHECK_THROWS_AS(workloads::sample_deepep_traffic(bad), InputError);
+  bad = routing(64, 8);
+  bad.group_limit = 1;
+  bad.top_k = 40;
+  CHECK_THROWS_AS(workloads::sample_deepep_traffic(bad), InputError);
+}
+
+TEST_CASE("DeepEP plan: internode flows go to the same local index, then forward in the node") {
+  // 2 nodes x 2 GPUs. Rank 0 sends 3 tokens to rank 3 (node 1, local 1) and
+  // 5 to rank 2 (node 1, local 0); 4 of them are the same tokens (8 - 4 = 4
+  // distinct tokens reach node 1). It also keeps 2 tokens on itself.
+  workloads::TrafficMatrix t;
+  t.ranks = 4;
+  t.ranks_per_node = 2;
+  t.tokens.assign(16, 0);
+  t.node_tokens.assign(8, 0);
+  t.tokens[0 * 4 + 3] = 3;
+  t.tokens[0 * 4 + 2] = 5;
+  t.tokens[0 * 4 + 0] = 2;
+  t.node_tokens[0 * 2 + 1] = 4;
+  t.node_tokens[0 * 2 + 0] = 2;
+  DeepEpPlan p = plan_deepep(t);
+  REQUIRE(p.internode);
+  REQUIRE(p.network.size() == 1);
+  CHECK(p.network[0].src == 0);
+  CHECK(p.network[0].dst == 2);
+  CHECK(p.network[0].tokens == 4);
+  // Rank 2 (local 0, rank 0's forwarder) keeps its 5 and forwards 3 to rank 3.
+  REQUIRE(p.nvlink.size() == 1);
+  CHECK(p.nvlink[0].src == 2);
+  CHECK(p.nvlink[0].dst == 3);
+  CHECK(p.nvlink[0].tokens == 3);
+  const DeepEpTokenBytes b = deepep_token_bytes(7168, 8);
+  CHECK(b.dispatch_counted == 7392);  // 7168 x (1 + 4/128)
+  CHECK(b.combine_counted == 14336);
+  CHECK(b.dispatch_moved == 7472);    // + 224 scales + 32 indices + 32 weights + 8 source, to 16 B
+  CHECK(b.combine_moved == 14384);    // + 32 weights + 8 source, to 16 B
+  const DeepEpBytes bytes = deepep_bytes(t, p, b);
+  // RDMA count: 6 (token, node) pairs, 2 of them to rank 0's own node, over 4 ranks.
+  CHECK(bytes.dispatch_counted_bytes == Approx(6 * 7392 / 4.0));
+  CHECK(bytes.counted_local_node_share == Approx(2.0 / 6.0));
+  CHECK(bytes.dispatch_network_bytes == Approx(4 * 7472 / 4.0));
+  CHECK(bytes.dispatch_nvlink_bytes == Approx(3 * 7472 / 4.0));
+}
+
+TEST_CASE("DeepEP validation: the H800 table stays within its validated errors") {
+  // Recorded by `epsim validate` (docs/validation.md): simulated GB/s per
+  // cell in DeepEP's byte count. Cells must stay within 1.5 % of these and
+  // within 8 % of the measurement (the worst cell is at +7.3 %).
+  struct Pinned {
+    int ep;
+    double dispatch_GBps, combine_GBps;
+  };
+  const Pinned pinned[] = {{8, 153.0, 154.3}, {16, 45.6, 46.1}, {32, 58.0, 58.5}, {64, 49.5, 49.9}};
+  const DeepEpValidation v = run_deepep_validation(DeepEpValidationOptions{});
+  CHECK(v.nvlink_efficiency == Approx(0.6808).epsilon(0.01));
+  CHECK(v.rdma_efficiency == Approx(0.9100).epsilon(0.01));
+  REQUIRE(v.rows.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const DeepEpRow& r = v.rows[i];
+    INFO("EP" << r.ep);
+    CHECK(r.ep == pinned[i].ep);
+    CHECK(r.internode == (r.ep > 8));
+    CHECK(r.dispatch.simulated_Bps / 1e9 == Approx(pinned[i].dispatch_GBps).epsilon(0.015));
+    CHECK(r.combine.simulated_Bps / 1e9 == Approx(pinned[i].combine_GBps).epsilon(0.015));
+    CHECK(std::abs(r.dispatch.error()) <= 0.08);
+    CHECK(std::abs(r.combine.error()) <= 0.08);
+  }
+  // The mechanism behind the trend: the share of counted RDMA tokens that
+  // stay in the sender's node is 1/2, 1/4, 1/8 at 2, 4, 8 nodes.
+  CHECK(v.rows[1].bytes.counted_local_node_share == Approx(0.5).epsilon(0.01));
+  CHECK(v.rows[2].bytes.counted_local_node_share == Approx(0.25).epsilon(0.02));
+  CHECK(v.rows[3].bytes.counted_local_node_share == Approx(0.125).epsilon(0.03));
+}
+
+TEST_CASE("DeepEP validation: rows DeepEP did not publish are InputErrors") {
+  DeepEpValidationOptions o;
+  o.eps = {8, 24};
+  CHECK_THROWS_AS(run_deepep_validation(o), InputError);
+  o.eps = {8};
+  o.rdma_calibration_ep = 8;
+  CHECK_THROWS_AS(run_deepep_validation(o), InputError);
+}
