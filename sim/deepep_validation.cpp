@@ -187,11 +187,12 @@ std::string format_deepep_validation(const DeepEpValidation& v) {
       "DeepEP normal kernels on {} ({} tokens/rank, hidden {}, {} experts, top-{}, at most {} nodes per token, "
       "seed {}; {} chunks per stage; stage latency paid once: NVLink {:.1f} us, network {:.1f} us)\n"
       "bandwidth = DeepEP's counted bytes per rank / kernel time (GB/s = 1e9 B/s); intranode counts NVLink "
-      "receive bytes, internode counts RDMA send bytes, both including the rank's own node\n\n",
+      "receive bytes, internode counts RDMA send bytes, both including the rank's own node; error = simulated / "
+      "measured - 1; NVLink and network columns: bytes that cross those links per rank\n\n",
       o.platform, o.tokens_per_rank, o.hidden, o.experts, o.top_k, o.group_limit, o.seed, o.pipeline.chunks,
       1e6 * o.pipeline.nvlink_latency_s, 1e6 * o.pipeline.network_latency_s);
   out += fmt::format("{:<10} {:>3}  {:<8} {:>13} {:>13} {:>8} {:>11} {:>13} {:>14} {:>14}\n", "type", "EP", "kernel",
-                     "measured GB/s", "simulated GB/s", "error", "time us", "counted MB/rank",
+                     "measured GB/s", "simulated GB/s", "error", "kernel us", "counted MB/rank",
                      "NVLink MB/rank", "network MB/rank");
   for (const DeepEpRow& r : v.rows) {
     for (int k = 0; k < 2; ++k) {

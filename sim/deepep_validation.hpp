@@ -34,7 +34,7 @@ struct DeepEpValidationOptions {
   int top_k = 8;
   int group_limit = 4;
   std::uint64_t seed = 1;
-  DeepEpPipeline pipeline;
+  DeepEpPipeline pipeline;                // chunks; its latencies are replaced by the platform's route latencies
 };
 
 struct DeepEpCell {
