@@ -295,14 +295,12 @@ class Driver {
   }
 
   void finish_compute(TaskId t, int r, double start_s, double end_s) {
-    const Task& task = graph_.tasks[t];
     timeline_.intervals.push_back({r, Stream::kCompute, t, start_s, start_s, end_s});
     busy_[stream_slot(r, Stream::kCompute)] = false;
     ++finished_;
     for (TaskId u : dependents_[t]) {
       if (--pending_[slot(u, r)] == 0) became_ready(u, r);
     }
-    (void)task;
     touch(r);
   }
 
@@ -363,7 +361,6 @@ class Driver {
     const Task& task = graph_.tasks[t];
     timeline_.collectives.push_back({t, run.first_ready_s, run.start_s, now});
     const Stream s = stream_of(task);
-    std::vector<bool> joins = participants(task);
     for (const auto& [r, ready_s] : entered_s_[t]) {
       timeline_.intervals.push_back({r, s, t, ready_s, run.start_s, now});
       busy_[stream_slot(r, s)] = false;
