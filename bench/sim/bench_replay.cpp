@@ -4,6 +4,7 @@
 // RSS and the simulated step. Usage:
 //   bench_replay --ep 64 [--schedule serial|overlap] [--granularity per-flow|aggregated|hierarchical]
 //   bench_replay --ep 256 --skewed-dispatch
+//   --zoned: topology's zoned platform instead of the flattened one the replay uses
 #include <sys/resource.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "sim/flat_platform.hpp"
 #include "sim/simulate.hpp"
 #include "topology/cluster_spec.hpp"
 #include "topology/simgrid_platform.hpp"
@@ -62,12 +64,14 @@ double peak_rss_bytes() {
 int main(int argc, char** argv) {
   int ep = 64;
   bool skewed_dispatch = false;
+  bool zoned = false;  // topology's zoned platform instead of the flattened one
   sim::ReplayOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const std::string v = i + 1 < argc ? argv[i + 1] : "";
     if (a == "--ep") ep = std::stoi(v), ++i;
     else if (a == "--skewed-dispatch") skewed_dispatch = true;
+    else if (a == "--zoned") zoned = true;
     else if (a == "--schedule") options.schedule = v == "serial" ? sim::Schedule::kSerial : sim::Schedule::kOverlap, ++i;
     else if (a == "--granularity") {
       options.granularity = v == "per-flow" ? sim::Granularity::kPerFlow
@@ -92,7 +96,14 @@ int main(int argc, char** argv) {
     auto t1 = std::chrono::steady_clock::now();
     const double cpu0_s = cpu_s();
     sim::Simulation s = sim::simulate(
-        "a2", [&] { topology::build_platform(cluster); }, graph, options);
+        "a2",
+        [&] {
+          if (zoned)
+            topology::build_platform(cluster);
+          else
+            sim::build_flat_platform(cluster);
+        },
+        graph, options);
     auto t2 = std::chrono::steady_clock::now();
     const double replay_cpu_s = cpu_s() - cpu0_s;
     std::printf("%s\n", fmt::format(R"({{"ep":{},"what":"{}","schedule":"{}","granularity":"{}","tasks":{},)"
