@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <regex>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -51,19 +50,32 @@ double number_property(const Context& ctx, const s4u::Host* host, const char* ke
   return value;
 }
 
+// "node{N}.npu{I}" -> (N, I); false for any other name. Parsed by hand:
+// <regex> trips -Werror under the sanitizer build.
+bool parse_npu_name(const std::string& name, int& node, int& local) {
+  auto digits = [&](std::size_t& at, int& out) {
+    const std::size_t start = at;
+    out = 0;
+    while (at < name.size() && name[at] >= '0' && name[at] <= '9' && at - start < 9) out = out * 10 + (name[at++] - '0');
+    return at > start;
+  };
+  if (name.compare(0, 4, "node") != 0) return false;
+  std::size_t at = 4;
+  if (!digits(at, node) || name.compare(at, 4, ".npu") != 0) return false;
+  at += 4;
+  return digits(at, local) && at == name.size();
+}
+
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
 
 }  // namespace
 
 LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& platform_path) {
   const Context ctx{platform_path};
-  static const std::regex kNpuName(R"(node(\d+)\.npu(\d+))");
   std::map<std::pair<int, int>, s4u::Host*> by_position;
   for (s4u::Host* host : engine.get_all_hosts()) {
-    std::smatch m;
-    const std::string& name = host->get_name();
-    if (!std::regex_match(name, m, kNpuName)) continue;
-    by_position[{std::stoi(m[1]), std::stoi(m[2])}] = host;
+    int node = 0, local = 0;
+    if (parse_npu_name(host->get_name(), node, local)) by_position[{node, local}] = host;
   }
   if (by_position.empty()) ctx.fail("hosts", "no NPU host named node{N}.npu{I} (N, I from 0)");
 
