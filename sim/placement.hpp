@@ -20,4 +20,8 @@ struct Placement {
 // not a multiple of ranks_per_node.
 Placement place_ranks(int ranks, int ranks_per_node, const PlatformFacts& platform);
 
+// The same checks on bare counts, for checking a scenario before any
+// platform is built (sweeps check every point before running one).
+void check_ranks_fit(int ranks, int ranks_per_node, int nodes, int npus_per_node);
+
 }  // namespace epsim::sim

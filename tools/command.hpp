@@ -18,6 +18,7 @@ Command add_bounds_command(CLI::App& epsim);    // cmd_bounds.cpp
 Command add_platform_command(CLI::App& epsim);  // cmd_platform.cpp
 Command add_workload_command(CLI::App& epsim);  // cmd_workload.cpp
 Command add_run_command(CLI::App& epsim);       // cmd_run.cpp
+Command add_sweep_command(CLI::App& epsim);     // cmd_sweep.cpp
 Command add_validate_command(CLI::App& epsim);  // cmd_validate.cpp
 
 }  // namespace epsim::tools

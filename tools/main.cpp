@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
       tools::add_workload_command(epsim_app),
       tools::add_platform_command(epsim_app),
       tools::add_run_command(epsim_app),
+      tools::add_sweep_command(epsim_app),
       tools::add_validate_command(epsim_app),
   };
 

@@ -42,14 +42,15 @@ std::string unquoted(const std::string& text) {
   return text;
 }
 
-void apply_coordinate(Point& p, const Axis& axis, const std::string& value) {
+void apply_coordinate(Point& p, const Axis& axis, std::size_t i) {
+  const std::string& value = axis.values[i];
   if (axis.key == "platform") p.platform = unquoted(value);
   else if (axis.key == "workload") p.workload = unquoted(value);
   else if (axis.key == "schedule") p.schedule = unquoted(value);
   else if (axis.key == "seed") p.seed = std::stoll(value);
   else p.sets.push_back(axis.key + "=" + value);
   p.coordinates.emplace_back(axis.key, value);
-  p.coordinate_sources.push_back(axis.where);
+  p.coordinate_sources.push_back(axis.value_sources[i]);
 }
 
 Axis read_axis(TableReader& t, const std::vector<Axis>& earlier) {
@@ -85,6 +86,7 @@ Axis read_axis(TableReader& t, const std::vector<Axis>& earlier) {
       throw InputError(location_of(v), t.key_path("values"), "expected a string");
     }
     axis.values.push_back(text);
+    axis.value_sources.push_back(location_of(v));
   }
   axis.zip_with = t.string_or("zip_with", "");
   if (!axis.zip_with.empty()) {
@@ -183,7 +185,7 @@ SweepSpec load_sweep_spec(const std::string& path) {
     p.index = index;
     for (std::size_t g = 0; g < groups.size(); ++g) {
       for (std::size_t axis : groups[g]) {
-        apply_coordinate(p, spec.axes[axis], spec.axes[axis].values[position[g]]);
+        apply_coordinate(p, spec.axes[axis], position[g]);
       }
     }
     spec.points.push_back(std::move(p));

@@ -21,7 +21,7 @@ struct Point {
 
   // The axis values that made this point, for tables and plots: key -> TOML text.
   std::vector<std::pair<std::string, std::string>> coordinates;
-  // Where each coordinate's axis is declared, for per-point errors.
+  // Where each coordinate's value stands in the spec, for per-point errors.
   std::vector<SourceLocation> coordinate_sources;
 
   // The run command's arguments (without the program name and "run").
@@ -33,6 +33,7 @@ struct Point {
 struct Axis {
   std::string key;                  // "workload.parallel.ep", "platform", "seed", ...
   std::vector<std::string> values;  // as TOML text (strings quoted for --set keys)
+  std::vector<SourceLocation> value_sources;
   std::string zip_with;             // "" or the key of an earlier axis
   SourceLocation where;
 };

@@ -1,0 +1,257 @@
+// `epsim sweep SPEC [-j N] [--results F] [--csv F] [--emit-slurm F]`,
+// `epsim sweep SPEC --point I` (one point, as a worker or Slurm array task),
+// `epsim sweep collect SPEC [--results F] [--csv F]`.
+// Every point runs in its own process and appends its own record, so a
+// sweep killed at any moment resumes where it was and loses nothing.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "sim/report.hpp"
+#include "tools/command.hpp"
+#include "tools/run_request.hpp"
+#include "tools/sweep/local_pool.hpp"
+#include "tools/sweep/results_csv.hpp"
+#include "tools/sweep/results_store.hpp"
+#include "tools/sweep/slurm_script.hpp"
+#include "tools/sweep/sweep_spec.hpp"
+
+namespace epsim::tools {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct SweepState {
+  std::string spec;
+  std::string results;
+  std::string csv;
+  std::string emit_slurm;
+  std::string slurm_partition;
+  std::string slurm_time;
+  int slurm_max_parallel = 0;
+  int jobs = 1;
+  int point = -1;
+  bool quiet = false;
+};
+
+std::string results_path(const SweepState& s) {
+  if (!s.results.empty()) return s.results;
+  fs::path spec(s.spec);
+  return (spec.parent_path() / (spec.stem().string() + ".results.jsonl")).string();
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find the epsim executable: " + ec.message());
+  return self.string();
+}
+
+std::string where_of(const sweep::Point& p) {
+  if (p.coordinate_sources.empty()) return "";
+  // The slowest axis's value; the message lists every coordinate.
+  const SourceLocation& w = p.coordinate_sources.front();
+  return fmt::format("{}:{}:{}", w.file, w.line, w.column);
+}
+
+// "workload.parallel.ep=64, schedule=\"serial\"": which point, in the spec's words.
+std::string describe(const sweep::Point& p) {
+  std::string out;
+  for (const auto& [key, value] : p.coordinates) out += (out.empty() ? "" : ", ") + key + "=" + value;
+  return out.empty() ? "base" : out;
+}
+
+// "spec.toml:7:14: point 1 (workload.parallel.ep=64): <problem>"
+std::string located(const sweep::SweepSpec& spec, const sweep::Point& p, const std::string& problem) {
+  return fmt::format("{}: point {} ({}): {}", where_of(p).empty() ? spec.path : where_of(p), p.index,
+                     describe(p), problem);
+}
+
+json coordinates_json(const sweep::Point& p) {
+  json c = json::object();
+  for (const auto& [key, value] : p.coordinates) c[key] = json::parse(value);
+  return c;
+}
+
+json record_base(const sweep::Point& p) {
+  return {{"point", p.index},
+          {"key", p.key()},
+          {"params", json::parse(p.key())},
+          {"coordinates", coordinates_json(p)}};
+}
+
+// Runs one point in this process and appends its record; exit code per local_pool.hpp.
+int run_point(const sweep::SweepSpec& spec, int index, const std::string& results) {
+  if (index < 0 || index >= static_cast<int>(spec.points.size())) {
+    throw option_error("--point", fmt::format("expected 0..{}, got {}", spec.points.size() - 1, index));
+  }
+  const sweep::Point& p = spec.points[index];
+  json record = record_base(p);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    RunRequest request = parse_run_request(p.run_arguments());
+    RunOutcome outcome = run_request(request);
+    record["status"] = "ok";
+    record["result"] = json::parse(sim::format_json(outcome.simulation.report));
+  } catch (const std::exception& e) {
+    record["status"] = "failed";
+    record["error"] = located(spec, p, e.what());
+  }
+  record["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  sweep::append_result(results, record);
+  return record["status"] == "ok" ? sweep::kPointOk : sweep::kPointFailed;
+}
+
+// Points whose latest record is ok.
+std::set<std::string> finished_keys(const std::string& results) {
+  std::set<std::string> done;
+  for (const auto& [key, record] : sweep::latest_by_key(sweep::read_results(results))) {
+    if (record.value("status", "") == "ok") done.insert(key);
+  }
+  return done;
+}
+
+// Checks every pending point before running any: a bad combination is
+// reported with the spec line of its axis, and recorded as failed.
+std::vector<int> check_points(const sweep::SweepSpec& spec, const std::vector<int>& pending,
+                              const std::string& results, int& rejected) {
+  std::vector<int> runnable;
+  for (int i : pending) {
+    const sweep::Point& p = spec.points[i];
+    try {
+      check_run_request(parse_run_request(p.run_arguments()));
+      runnable.push_back(i);
+    } catch (const std::exception& e) {
+      ++rejected;
+      std::string message = located(spec, p, e.what());
+      std::cerr << message << "\n";
+      json record = record_base(p);
+      record["status"] = "failed";
+      record["error"] = message;
+      sweep::append_result(results, record);
+    }
+  }
+  return runnable;
+}
+
+int run_sweep(const SweepState& s) {
+  const sweep::SweepSpec spec = sweep::load_sweep_spec(s.spec);
+  const std::string results = results_path(s);
+  if (s.point >= 0) return run_point(spec, s.point, results);
+
+  const std::set<std::string> done = finished_keys(results);
+  std::vector<int> pending;
+  for (const sweep::Point& p : spec.points) {
+    if (!done.count(p.key())) pending.push_back(p.index);
+  }
+  const int total = static_cast<int>(spec.points.size());
+  std::cerr << fmt::format("epsim sweep: {} points, {} finished earlier, {} to run; results in {}\n", total,
+                           total - static_cast<int>(pending.size()), pending.size(), results);
+  int rejected = 0;
+  std::vector<int> runnable = check_points(spec, pending, results, rejected);
+
+  if (!s.emit_slurm.empty()) {
+    if (runnable.empty()) {
+      std::cerr << "epsim sweep: nothing to submit\n";
+      return rejected ? 1 : 0;
+    }
+    sweep::SlurmOptions o;
+    o.epsim = self_executable();
+    o.spec = fs::absolute(s.spec).string();
+    o.results = fs::absolute(results).string();
+    o.log_dir = fs::absolute(fs::path(results).parent_path()).string();
+    o.job_name = "epsim-" + fs::path(s.spec).stem().string();
+    o.max_parallel = s.slurm_max_parallel;
+    o.partition = s.slurm_partition;
+    o.time_limit = s.slurm_time;
+    std::ofstream out(s.emit_slurm);
+    if (!out) throw option_error("--emit-slurm", "cannot write " + s.emit_slurm);
+    out << sweep::slurm_array_script(runnable, o);
+    std::cerr << fmt::format("epsim sweep: wrote {} ({} array tasks); submit with sbatch, then "
+                             "`epsim sweep collect {}`\n", s.emit_slurm, runnable.size(), s.spec);
+    return rejected ? 1 : 0;
+  }
+
+  sweep::PoolOptions pool;
+  pool.jobs = s.jobs;
+  pool.child_argv = {self_executable(), "sweep", s.spec, "--results", results};
+  pool.progress = !s.quiet;
+  sweep::PoolOutcome outcome = sweep::run_points(runnable, pool, [&](int index, const std::string& why) {
+    json record = record_base(spec.points[index]);
+    record["status"] = "failed";
+    record["error"] = why;
+    sweep::append_result(results, record);
+  });
+  if (!s.csv.empty()) sweep::write_results_csv(s.csv, spec, sweep::read_results(results));
+  const int failed = outcome.failed + rejected;
+  std::cerr << fmt::format("epsim sweep: {} of {} points ok, {} failed\n", total - failed, total, failed);
+  return failed ? 1 : 0;
+}
+
+int collect(const SweepState& s) {
+  const sweep::SweepSpec spec = sweep::load_sweep_spec(s.spec);
+  const std::string results = results_path(s);
+  const auto latest = sweep::latest_by_key(sweep::read_results(results));
+  int ok = 0, failed = 0, missing = 0;
+  for (const sweep::Point& p : spec.points) {
+    auto it = latest.find(p.key());
+    if (it == latest.end()) {
+      ++missing;
+      std::cerr << fmt::format("epsim sweep collect: point {} has no result\n", p.index);
+    } else if (it->second.value("status", "") != "ok") {
+      ++failed;
+      std::cerr << fmt::format("epsim sweep collect: point {} failed: {}\n", p.index,
+                               it->second.value("error", "unknown error"));
+    } else {
+      ++ok;
+    }
+  }
+  const std::string csv = s.csv.empty() ? fs::path(results).replace_extension(".csv").string() : s.csv;
+  sweep::write_results_csv(csv, spec, sweep::read_results(results));
+  std::cout << fmt::format("{} points: {} ok, {} failed, {} missing; table written to {}\n",
+                           spec.points.size(), ok, failed, missing, csv);
+  return failed || missing ? 1 : 0;
+}
+
+}  // namespace
+
+Command add_sweep_command(CLI::App& epsim) {
+  auto state = std::make_shared<SweepState>();
+  CLI::App* cmd = epsim.add_subcommand("sweep", "run a sweep spec: many scenarios, resumable, locally or on Slurm");
+  cmd->add_option("spec", state->spec, "sweep spec TOML (docs/sweep.md)");
+  cmd->add_option("-j,--jobs", state->jobs, "points run at once, each in its own process")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--results", state->results, "results file (JSON lines; default SPEC-stem.results.jsonl beside the spec)");
+  cmd->add_option("--csv", state->csv, "also write the results as CSV here");
+  cmd->add_option("--point", state->point, "run only this point (0-based) and append its record; for workers and Slurm");
+  cmd->add_option("--emit-slurm", state->emit_slurm, "write an sbatch job-array script for the pending points instead of running");
+  cmd->add_option("--slurm-max-parallel", state->slurm_max_parallel, "limit of array tasks running at once (%N)");
+  cmd->add_option("--slurm-partition", state->slurm_partition, "partition for the job array");
+  cmd->add_option("--slurm-time", state->slurm_time, "time limit per array task, e.g. 01:00:00");
+  cmd->add_flag("-q,--quiet", state->quiet, "no progress lines");
+
+  auto collect_state = std::make_shared<SweepState>();
+  CLI::App* collect_cmd = cmd->add_subcommand("collect", "check a sweep's results and export them as CSV");
+  collect_cmd->add_option("spec", collect_state->spec, "sweep spec TOML")->required();
+  collect_cmd->add_option("--results", collect_state->results, "results file (default beside the spec)");
+  collect_cmd->add_option("--csv", collect_state->csv, "CSV output (default: results file with .csv)");
+
+  return Command{cmd, [state, collect_state, collect_cmd] {
+                   if (collect_cmd->parsed()) return collect(*collect_state);
+                   if (state->spec.empty()) throw option_error("spec", "give a sweep spec TOML");
+                   return run_sweep(*state);
+                 }};
+}
+
+}  // namespace epsim::tools

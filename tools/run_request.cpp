@@ -1,0 +1,142 @@
+// Running one scenario: options -> workload and platform -> simulation.
+#include "tools/run_request.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "sim/flat_platform.hpp"
+#include "sim/placement.hpp"
+#include "topology/cluster_spec.hpp"
+#include "workloads/task_graph_builder.hpp"
+#include "workloads/workload_loader.hpp"
+
+namespace epsim::tools {
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool is_xml(const std::string& platform) {
+  return platform.size() > 4 && platform.compare(platform.size() - 4, 4, ".xml") == 0;
+}
+
+struct SplitOverrides {
+  std::vector<std::string> workload;
+  std::vector<std::string> platform;
+};
+
+// --set keys go to the workload when they start with model., parallel.,
+// precision. or routing. (or workload.), to the platform otherwise (or platform.).
+SplitOverrides split_overrides(const RunRequest& r) {
+  SplitOverrides out;
+  for (const std::string& o : r.overrides) {
+    if (starts_with(o, "workload."))
+      out.workload.push_back(o.substr(9));
+    else if (starts_with(o, "platform."))
+      out.platform.push_back(o.substr(9));
+    else if (starts_with(o, "model.") || starts_with(o, "parallel.") || starts_with(o, "precision.") ||
+             starts_with(o, "routing."))
+      out.workload.push_back(o);
+    else
+      out.platform.push_back(o);
+  }
+  if (r.ep > 0) out.workload.push_back("parallel.ep=" + std::to_string(r.ep));
+  if (r.seed >= 0) out.workload.push_back("routing.seed=" + std::to_string(r.seed));
+  if (is_xml(r.platform) && !out.platform.empty())
+    throw option_error("--set " + out.platform.front(), "a SimGrid XML platform takes no overrides");
+  return out;
+}
+
+sim::ReplayOptions replay_options(const RunRequest& r) {
+  sim::ReplayOptions o;
+  if (r.schedule == "serial")
+    o.schedule = sim::Schedule::kSerial;
+  else if (r.schedule != "overlap")
+    throw option_error("--schedule", "expected serial or overlap, got \"" + r.schedule + "\"");
+  if (r.granularity == "per-flow")
+    o.granularity = sim::Granularity::kPerFlow;
+  else if (r.granularity == "aggregated")
+    o.granularity = sim::Granularity::kAggregated;
+  else if (r.granularity == "hierarchical")
+    o.granularity = sim::Granularity::kHierarchical;
+  else if (!r.granularity.empty())
+    throw option_error("--granularity",
+                       "expected per-flow, aggregated or hierarchical, got \"" + r.granularity + "\"");
+  if (r.all_reduce == "ring")
+    o.all_reduce = sim::AllReduceAlgorithm::kRing;
+  else if (r.all_reduce != "hierarchical")
+    throw option_error("--all-reduce", "expected ring or hierarchical, got \"" + r.all_reduce + "\"");
+  o.record_link_spans = r.record_link_spans;
+  return o;
+}
+
+}  // namespace
+
+void add_run_options(CLI::App& cmd, RunRequest& r) {
+  cmd.add_option("--platform", r.platform, "cluster TOML, preset name (see `epsim platform list`) or SimGrid XML")
+      ->required();
+  cmd.add_option("--workload", r.workload, "workload TOML file or preset name (see `epsim workload presets`)")
+      ->required();
+  cmd.add_option("--set", r.overrides,
+                 "override one key (repeatable): model./parallel./precision./routing. keys go to the workload, "
+                 "others to the platform; prefix workload. or platform. to choose");
+  cmd.add_option("--ep", r.ep, "expert-parallel ranks (same as --set parallel.ep=N)");
+  cmd.add_option("--seed", r.seed, "routing seed (same as --set routing.seed=N)");
+  cmd.add_option("--schedule", r.schedule, "serial (no overlap) or overlap (two micro-batches)")
+      ->capture_default_str();
+  cmd.add_option("--granularity", r.granularity,
+                 "dispatch/combine as per-flow, aggregated or hierarchical (default by EP: <=8, <=32, beyond)");
+  cmd.add_option("--all-reduce", r.all_reduce, "gradient all-reduce: ring or hierarchical")->capture_default_str();
+  cmd.add_flag("--simgrid-log", r.simgrid_log, "keep SimGrid's own log output");
+  cmd.add_option("--cfg", r.simgrid_config, "extra SimGrid configuration name:value (repeatable)");
+}
+
+RunRequest parse_run_request(const std::vector<std::string>& args) {
+  RunRequest request;
+  CLI::App app{"run"};
+  add_run_options(app, request);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes from the back
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw InputError({}, "", e.what());
+  }
+  return request;
+}
+
+RunOutcome run_request(const RunRequest& r) {
+  const SplitOverrides overrides = split_overrides(r);
+  const sim::ReplayOptions options = replay_options(r);
+  sim::EngineOptions engine;
+  engine.simgrid_logs = r.simgrid_log;
+  engine.extra_config = r.simgrid_config;
+
+  RunOutcome out;
+  const workloads::WorkloadSpec w = workloads::load_workload(r.workload, overrides.workload);
+  out.graph = workloads::build_task_graph(w);
+  if (is_xml(r.platform)) {
+    out.simulation = sim::simulate(r.platform, out.graph, options, engine);
+  } else {
+    const topology::ClusterSpec cluster = topology::load_cluster_spec(r.platform, overrides.platform);
+    // The flattened platform times exactly like topology's zoned one and
+    // finds routes by a table read (docs/simulator.md).
+    out.simulation = sim::simulate(cluster.source.empty() ? r.platform : cluster.source,
+                                   [&cluster] { sim::build_flat_platform(cluster); }, out.graph, options, engine);
+  }
+  return out;
+}
+
+void check_run_request(const RunRequest& r) {
+  const SplitOverrides overrides = split_overrides(r);
+  replay_options(r);
+  const workloads::WorkloadSpec w = workloads::load_workload(r.workload, overrides.workload);
+  if (is_xml(r.platform)) {
+    if (!std::ifstream(r.platform)) throw InputError({r.platform}, "", "cannot open file");
+    return;
+  }
+  const topology::ClusterSpec cluster = topology::load_cluster_spec(r.platform, overrides.platform);
+  sim::check_ranks_fit(w.parallel.ranks(), w.parallel.ranks_per_node, cluster.node.count, cluster.node.npus);
+}
+
+}  // namespace epsim::tools

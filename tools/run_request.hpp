@@ -1,0 +1,49 @@
+// One scenario as `epsim run` takes it: the options shared by the run
+// command and by sweep points, and the one function that simulates it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "sim/simulate.hpp"
+#include "workloads/task_graph.hpp"
+
+namespace epsim::tools {
+
+struct RunRequest {
+  std::string platform;                // cluster TOML, preset name or SimGrid XML
+  std::string workload;                // workload TOML or preset name
+  std::vector<std::string> overrides;  // --set key=value
+  int ep = 0;                          // 0: the workload's own
+  long long seed = -1;                 // -1: the workload's own
+  std::string schedule = "overlap";
+  std::string granularity;  // "": by EP size
+  std::string all_reduce = "hierarchical";
+  bool record_link_spans = false;  // needed for trace counters
+  bool simgrid_log = false;
+  std::vector<std::string> simgrid_config;
+};
+
+// Declares --platform ... --cfg on `cmd`, bound to `request`.
+void add_run_options(CLI::App& cmd, RunRequest& request);
+
+// Parses run options (as a sweep point lists them); bad ones throw InputError.
+RunRequest parse_run_request(const std::vector<std::string>& args);
+
+struct RunOutcome {
+  workloads::TaskGraph graph;
+  sim::Simulation simulation;
+};
+
+// Samples the workload and replays it on the platform (one SimGrid engine:
+// once per process). Throws InputError for bad input.
+RunOutcome run_request(const RunRequest& request);
+
+// Loads and checks both inputs and that the ranks fit the platform, without
+// sampling or simulating (and without SimGrid for cluster TOMLs). A SimGrid
+// XML platform is only checked to exist here; the run checks the rest.
+void check_run_request(const RunRequest& request);
+
+}  // namespace epsim::tools

@@ -1,0 +1,26 @@
+// A sweep's results as one CSV table: a row per point in spec order (the
+// latest record of each), columns for the axes, the status, every number of
+// the run report flattened to a dotted name, and the wall time last.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/sweep/sweep_spec.hpp"
+
+namespace epsim::sweep {
+
+// Flattens a report: {"step": {"sim_s": 1}} -> "step.sim_s"; arrays of
+// objects with a "name" (or "link") use it: "phases.dispatch.sim_s"; other
+// arrays use the index. Only numbers, strings and booleans become cells.
+std::vector<std::pair<std::string, std::string>> flatten(const nlohmann::json& value);
+
+std::string results_csv(const SweepSpec& spec, const std::vector<nlohmann::json>& records);
+
+// Writes results_csv() to `path`; throws std::runtime_error when it cannot.
+void write_results_csv(const std::string& path, const SweepSpec& spec,
+                       const std::vector<nlohmann::json>& records);
+
+}  // namespace epsim::sweep
