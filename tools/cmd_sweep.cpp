@@ -85,10 +85,13 @@ json coordinates_json(const sweep::Point& p) {
 }
 
 json record_base(const sweep::Point& p) {
+  json axes = json::array();  // the spec's axis order, which a JSON object would lose
+  for (const auto& coordinate : p.coordinates) axes.push_back(coordinate.first);
   return {{"point", p.index},
           {"key", p.key()},
           {"params", json::parse(p.key())},
-          {"coordinates", coordinates_json(p)}};
+          {"coordinates", coordinates_json(p)},
+          {"axes", axes}};
 }
 
 // Runs one point in this process and appends its record; exit code per local_pool.hpp.

@@ -43,7 +43,7 @@ def latest_ok_records(path):
 def pick_axis(records, wanted):
     keys = []
     for r in records:
-        for k in r.get("coordinates", {}):
+        for k in r.get("axes", list(r.get("coordinates", {}))):
             if k not in keys:
                 keys.append(k)
     if wanted:
@@ -54,11 +54,25 @@ def pick_axis(records, wanted):
     return (numeric or keys or [None])[0]
 
 
+def zipped_with(records, axis):
+    """Coordinates that vary one-to-one with `axis` (zipped axes): not series of their own."""
+    zipped = set()
+    keys = {k for r in records for k in r.get("coordinates", {})} - {axis}
+    for k in keys:
+        pairs = {(json.dumps(r["coordinates"].get(axis)), json.dumps(r["coordinates"].get(k))) for r in records}
+        xs = {x for x, _ in pairs}
+        ks = {v for _, v in pairs}
+        if len(pairs) == len(xs) == len(ks) and len(xs) > 1:
+            zipped.add(k)
+    return zipped
+
+
 def series(records, axis):
     """Groups points by the other coordinates, so each line varies only `axis`."""
+    skip = zipped_with(records, axis) | {axis}
     groups = {}
     for r in records:
-        others = tuple((k, v) for k, v in r.get("coordinates", {}).items() if k != axis)
+        others = tuple((k, v) for k, v in r.get("coordinates", {}).items() if k not in skip)
         groups.setdefault(others, []).append(r)
     for others, rs in groups.items():
         label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in others)
@@ -91,7 +105,8 @@ def plot_step_time(records, axis, out_dir):
         sim = [r["result"]["step"]["sim_s"] * 1e3 for r in rs]
         bound = [r["result"]["step"]["bound_s"] * 1e3 for r in rs]
         line, = ax.plot(xs, sim, "o-", label=f"simulated {label}".strip())
-        ax.plot(xs, bound, "s--", color=line.get_color(), alpha=0.7, label=f"lower bound {label}".strip())
+        ax.plot(xs, bound, "s--", color=line.get_color(), alpha=0.7,
+                label=f"lower bound (ledgers, critical path) {label}".strip())
     log2_if_powers(ax, records, axis)
     ax.set_xlabel(axis or "point")
     ax.set_ylabel("step time (ms)")
@@ -135,8 +150,8 @@ def plot_phases(records, axis, out_dir):
         bottom = [b + v for b, v in zip(bottom, values)]
     ax.set_xticks(range(len(records)))
     ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("simulated time per phase (ms; compute: mean busy time per rank)")
-    ax.set_title("Where the step goes")
+    ax.set_ylabel("simulated time per phase (ms)")
+    ax.set_title("Where the step goes (compute: mean busy time per rank; collectives: sum of spans)", fontsize=10)
     ax.legend(fontsize=8, ncol=2)
     save(fig, out_dir, "phases")
 

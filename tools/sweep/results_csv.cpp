@@ -23,7 +23,6 @@ void flatten_into(const nlohmann::json& v, const std::string& prefix,
       const nlohmann::json& item = v[i];
       std::string label = std::to_string(i);
       if (item.is_object() && item.contains("name") && item["name"].is_string()) label = item["name"];
-      else if (item.is_object() && item.contains("link") && item["link"].is_string()) label = item["link"];
       flatten_into(item, join(label), out);
     }
   } else if (v.is_string()) {

@@ -13,8 +13,8 @@
 namespace epsim::sweep {
 
 // Flattens a report: {"step": {"sim_s": 1}} -> "step.sim_s"; arrays of
-// objects with a "name" (or "link") use it: "phases.dispatch.sim_s"; other
-// arrays use the index. Only numbers, strings and booleans become cells.
+// objects with a "name" use it: "phases.dispatch.sim_s"; other arrays use
+// the index ("busiest_links.0.link"), so columns line up across points. Only numbers, strings and booleans become cells.
 std::vector<std::pair<std::string, std::string>> flatten(const nlohmann::json& value);
 
 std::string results_csv(const SweepSpec& spec, const std::vector<nlohmann::json>& records);

@@ -15,7 +15,8 @@ struct Point {
   int index = 0;  // position in expansion order, 0-based
   std::string platform;
   std::string workload;
-  std::string schedule;  // "" = the run command's default
+  std::string schedule;     // "" = the run command's default
+  std::string granularity;  // "" = the run command's default (by EP size)
   std::int64_t seed = 1;
   std::vector<std::string> sets;  // "platform.key=value" / "workload.key=value", base first
 
