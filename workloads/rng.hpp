@@ -68,4 +68,21 @@ class Rng {
   std::uint64_t s_[4];
 };
 
+// 32-bit draws, two per generator step (high half first): the samplers'
+// inner loops need 32 bits per draw, and halving the generator calls is
+// measurable there.
+class HalfWords {
+ public:
+  std::uint32_t next(Rng& rng) {
+    spare_ = !spare_;
+    if (!spare_) return static_cast<std::uint32_t>(word_);
+    word_ = rng.next();
+    return static_cast<std::uint32_t>(word_ >> 32);
+  }
+
+ private:
+  std::uint64_t word_ = 0;
+  bool spare_ = false;  // whether the low half of word_ is unused
+};
+
 }  // namespace epsim::workloads

@@ -111,18 +111,9 @@ class TokenDrawer {
 
   void draw_free(Rng& rng, std::int32_t token, int* chosen) {
     int count = 0, repeats = 0;
-    std::uint64_t random = 0;
-    bool spare = false;  // whether the low half of `random` is unused
+    HalfWords bits;
     while (count < L_.k) {
-      std::uint32_t bits;
-      if (spare) {
-        bits = static_cast<std::uint32_t>(random);
-      } else {
-        random = rng.next();
-        bits = static_cast<std::uint32_t>(random >> 32);
-      }
-      spare = !spare;
-      int e = t_.experts.draw32(bits);
+      int e = t_.experts.draw32(bits.next(rng));
       if (!take(e, token)) {
         if (++repeats <= kMaxRepeats) continue;
         e = draw_remaining(rng, t_.weights, expert_stamp_, token);
@@ -167,18 +158,9 @@ class TokenDrawer {
   void draw_limited(Rng& rng, std::int32_t token, int* chosen) {
     int nodes[64];
     int node_count = 0, repeats = 0;
-    std::uint64_t random = 0;
-    bool spare = false;
+    HalfWords bits;
     while (node_count < L_.node_limit) {
-      std::uint32_t bits;
-      if (spare) {
-        bits = static_cast<std::uint32_t>(random);
-      } else {
-        random = rng.next();
-        bits = static_cast<std::uint32_t>(random >> 32);
-      }
-      spare = !spare;
-      int n = t_.nodes.draw32(bits);
+      int n = t_.nodes.draw32(bits.next(rng));
       if (node_stamp_[static_cast<std::size_t>(n)] == token) {
         if (++repeats <= kMaxRepeats) continue;
         n = draw_remaining(rng, t_.node_weights, node_stamp_, token);
