@@ -2,7 +2,7 @@
 # Runs `epsim <args...>` and checks the bad-input contract: exit code 2,
 # nothing on stdout, exactly one line on stderr, and that line equals
 # <expected> (or, when <expected> ends in "...", starts with its prefix).
-# Usage: expect_bad_option.sh <epsim> <expected> <args...>
+# Usage: expect_bad_input.sh <epsim> <expected> <args...>  (see epsim_add_bad_input_test)
 set -u
 epsim="$1"; expected="$2"; shift 2
 out="$(mktemp)"; err="$(mktemp)"
