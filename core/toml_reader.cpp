@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -61,6 +62,16 @@ SourceLocation location_of(const toml::node& node) {
     where.column = static_cast<int>(region.begin.column);
   }
   return where;
+}
+
+std::vector<std::string> toml_stems_in(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".toml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 toml::table parse_toml_text(std::string_view text, const std::string& source_name) {

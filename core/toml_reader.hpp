@@ -24,6 +24,10 @@ toml::table load_toml_file(const std::string& path);
 // Parses TOML text; `source_name` stands in for the file name in errors.
 toml::table parse_toml_text(std::string_view text, const std::string& source_name);
 
+// The preset names in a folder: the stems of its *.toml files, sorted
+// (none when the folder is missing).
+std::vector<std::string> toml_stems_in(const std::string& dir);
+
 // The location of a node, taken from its source region.
 SourceLocation location_of(const toml::node& node);
 

@@ -18,13 +18,7 @@ std::string platforms_dir() {
 }
 
 std::vector<std::string> preset_names() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(platforms_dir(), ec)) {
-    if (entry.path().extension() == ".toml") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return toml_stems_in(platforms_dir());
 }
 
 std::string resolve_platform_file(const std::string& file_or_preset) {

@@ -212,13 +212,7 @@ WorkloadSpec load_workload(const std::string& file_or_preset, const std::vector<
 }
 
 std::vector<std::string> workload_presets() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(preset_dir(), ec)) {
-    if (entry.path().extension() == ".toml") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return toml_stems_in(preset_dir());
 }
 
 }  // namespace epsim::workloads
