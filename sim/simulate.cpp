@@ -1,7 +1,7 @@
 // simulate(): engine, discovery, placement, replay, bounds, report in order.
 #include "sim/simulate.hpp"
 
-#include "sim/npu_platform.hpp"
+#include "sim/platform/npu_platform.hpp"
 
 namespace epsim::sim {
 

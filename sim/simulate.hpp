@@ -4,13 +4,13 @@
 
 #include <string>
 
-#include "sim/placement.hpp"
-#include "sim/platform_facts.hpp"
-#include "sim/replay.hpp"
-#include "sim/report.hpp"
-#include "sim/sim_engine.hpp"
-#include "sim/step_bounds.hpp"
-#include "sim/timeline.hpp"
+#include "sim/platform/placement.hpp"
+#include "sim/platform/platform_facts.hpp"
+#include "sim/replay/replay.hpp"
+#include "sim/report/report.hpp"
+#include "sim/platform/sim_engine.hpp"
+#include "sim/replay/step_bounds.hpp"
+#include "sim/replay/timeline.hpp"
 #include "workloads/task_graph.hpp"
 
 namespace epsim::sim {

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/bounds_report.hpp"
+#include "ledgers/report.hpp"
 #include "tools/command.hpp"
 
 namespace epsim::tools {
@@ -12,10 +12,10 @@ namespace epsim::tools {
 namespace {
 struct BoundsState {
   bool json = false;
-  bounds::TrainStepOptions train;
-  bounds::CommLedgerOptions comm;
-  bounds::StepBudgetOptions budget;
-  bounds::EpCommOptions ep;
+  ledgers::TrainStepOptions train;
+  ledgers::CommLedgerOptions comm;
+  ledgers::StepBudgetOptions budget;
+  ledgers::EpCommOptions ep;
   CLI::App* train_app = nullptr;
   CLI::App* comm_app = nullptr;
   CLI::App* budget_app = nullptr;
@@ -24,7 +24,7 @@ struct BoundsState {
 
 void add_train_step(CLI::App& bounds, BoundsState& s) {
   CLI::App* app = bounds.add_subcommand("train-step", "seed 000: one MoE layer's training-step ledger (five sections)");
-  bounds::TrainStepOptions& o = s.train;
+  ledgers::TrainStepOptions& o = s.train;
   app->add_option("--tokens", o.tokens, "tokens per rank T")->capture_default_str();
   app->add_option("--hidden", o.hidden, "model width d")->capture_default_str();
   app->add_option("--topk", o.topk, "experts per token k")->capture_default_str();
@@ -39,7 +39,7 @@ void add_train_step(CLI::App& bounds, BoundsState& s) {
 
 void add_comm(CLI::App& bounds, BoundsState& s) {
   CLI::App* app = bounds.add_subcommand("comm", "seed 001: dispatch/combine bytes per rank for EP 8..128");
-  bounds::CommLedgerOptions& o = s.comm;
+  ledgers::CommLedgerOptions& o = s.comm;
   app->add_option("--hidden", o.hidden, "model width")->capture_default_str();
   app->add_option("--topk", o.topk, "experts per token")->capture_default_str();
   app->add_option("--experts", o.experts, "routed experts (divisible by 128)")->capture_default_str();
@@ -52,7 +52,7 @@ void add_comm(CLI::App& bounds, BoundsState& s) {
 
 void add_step_budget(CLI::App& bounds, BoundsState& s) {
   CLI::App* app = bounds.add_subcommand("step-budget", "seed 002: training step and inference phase bounds of a dense decoder");
-  bounds::StepBudgetOptions& o = s.budget;
+  ledgers::StepBudgetOptions& o = s.budget;
   app->add_option("--seq-len", o.seq_len, "sequence length (batch 1)")->capture_default_str();
   app->add_option("--layers", o.layers, "decoder layers")->capture_default_str();
   app->add_option("--hidden", o.hidden, "model width")->capture_default_str();
@@ -69,7 +69,7 @@ void add_step_budget(CLI::App& bounds, BoundsState& s) {
 
 void add_ep_comm(CLI::App& bounds, BoundsState& s) {
   CLI::App* app = bounds.add_subcommand("ep-comm", "seed 003 part B: EP all-to-all bytes and times");
-  bounds::EpCommOptions& o = s.ep;
+  ledgers::EpCommOptions& o = s.ep;
   app->add_option("--tokens", o.tokens, "tokens in the batch")->capture_default_str();
   app->add_option("--top-k", o.top_k, "experts per token")->capture_default_str();
   app->add_option("--d-model", o.d_model, "model width")->capture_default_str();
@@ -80,35 +80,35 @@ void add_ep_comm(CLI::App& bounds, BoundsState& s) {
 
 int run(const BoundsState& s) {
   if (s.train_app->parsed()) {
-    bounds::TrainStep step = bounds::train_step(s.train);
-    std::cout << (s.json ? bounds::to_json(step).dump(2) + "\n" : bounds::render_text(step));
+    ledgers::TrainStep step = ledgers::train_step(s.train);
+    std::cout << (s.json ? ledgers::to_json(step).dump(2) + "\n" : ledgers::render_text(step));
   } else if (s.comm_app->parsed()) {
-    bounds::CommLedger ledger = bounds::comm_ledger(s.comm);
-    std::cout << (s.json ? bounds::to_json(ledger).dump(2) + "\n" : bounds::render_text(ledger));
+    ledgers::CommLedger ledger = ledgers::comm_ledger(s.comm);
+    std::cout << (s.json ? ledgers::to_json(ledger).dump(2) + "\n" : ledgers::render_text(ledger));
   } else if (s.budget_app->parsed()) {
-    bounds::StepBudget budget = bounds::step_budget(s.budget);
-    std::cout << (s.json ? bounds::to_json(budget).dump(2) + "\n" : bounds::render_text(budget));
+    ledgers::StepBudget budget = ledgers::step_budget(s.budget);
+    std::cout << (s.json ? ledgers::to_json(budget).dump(2) + "\n" : ledgers::render_text(budget));
   } else if (s.ep_app->parsed()) {
-    bounds::EpComm comm = bounds::ep_comm(s.ep);
-    std::cout << (s.json ? bounds::to_json(comm).dump(2) + "\n" : bounds::render_text(comm));
+    ledgers::EpComm comm = ledgers::ep_comm(s.ep);
+    std::cout << (s.json ? ledgers::to_json(comm).dump(2) + "\n" : ledgers::render_text(comm));
   } else {
     // All four at the seeds' defaults, in seed order.
-    bounds::TrainStep step = bounds::train_step({});
-    bounds::CommLedger ledger = bounds::comm_ledger({});
-    bounds::StepBudget budget = bounds::step_budget({});
-    bounds::EpComm comm = bounds::ep_comm({});
+    ledgers::TrainStep step = ledgers::train_step({});
+    ledgers::CommLedger ledger = ledgers::comm_ledger({});
+    ledgers::StepBudget budget = ledgers::step_budget({});
+    ledgers::EpComm comm = ledgers::ep_comm({});
     if (s.json) {
-      bounds::Json all;
-      all["train_step"] = bounds::to_json(step);
-      all["comm_ledger"] = bounds::to_json(ledger);
-      all["step_budget"] = bounds::to_json(budget);
-      all["ep_comm"] = bounds::to_json(comm);
+      ledgers::Json all;
+      all["train_step"] = ledgers::to_json(step);
+      all["comm_ledger"] = ledgers::to_json(ledger);
+      all["step_budget"] = ledgers::to_json(budget);
+      all["ep_comm"] = ledgers::to_json(comm);
       std::cout << all.dump(2) << "\n";
     } else {
-      std::cout << bounds::render_text(step) << "\n"
-                << bounds::render_text(ledger) << "\n"
-                << bounds::render_text(budget) << "\n"
-                << bounds::render_text(comm);
+      std::cout << ledgers::render_text(step) << "\n"
+                << ledgers::render_text(ledger) << "\n"
+                << ledgers::render_text(budget) << "\n"
+                << ledgers::render_text(comm);
     }
   }
   return 0;

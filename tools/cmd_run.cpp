@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "sim/report.hpp"
-#include "sim/trace.hpp"
+#include "sim/report/report.hpp"
+#include "sim/report/trace.hpp"
 #include "tools/command.hpp"
 #include "tools/run_request.hpp"
 

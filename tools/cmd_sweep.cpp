@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "sim/report.hpp"
+#include "sim/report/report.hpp"
 #include "tools/command.hpp"
 #include "tools/run_request.hpp"
 #include "tools/sweep/local_pool.hpp"

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "core/error.hpp"
-#include "sim/deepep_validation.hpp"
+#include "sim/validation/deepep_validation.hpp"
 #include "tools/command.hpp"
 
 namespace epsim::tools {

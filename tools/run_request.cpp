@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "core/error.hpp"
-#include "sim/flat_platform.hpp"
-#include "sim/placement.hpp"
+#include "sim/platform/flat_platform.hpp"
+#include "sim/platform/placement.hpp"
 #include "topology/cluster_spec.hpp"
 #include "workloads/task_graph_builder.hpp"
 #include "workloads/workload_loader.hpp"

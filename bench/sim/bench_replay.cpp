@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "sim/flat_platform.hpp"
+#include "sim/platform/flat_platform.hpp"
 #include "sim/simulate.hpp"
 #include "topology/cluster_spec.hpp"
 #include "topology/simgrid_platform.hpp"

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "sim/collectives.hpp"
+#include "sim/replay/collectives.hpp"
 #include "sim/simulate.hpp"
 #include "sim_test_support.hpp"
 

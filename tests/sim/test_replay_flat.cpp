@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "sim/flat_platform.hpp"
+#include "sim/platform/flat_platform.hpp"
 #include "sim/simulate.hpp"
 #include "sim_test_support.hpp"
 #include "topology/simgrid_platform.hpp"

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "sim/collectives.hpp"
-#include "sim/placement.hpp"
+#include "sim/replay/collectives.hpp"
+#include "sim/platform/placement.hpp"
 #include "sim_test_support.hpp"
 
 using namespace epsim;

@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "sim/npu_platform.hpp"
-#include "sim/sim_engine.hpp"
+#include "sim/platform/npu_platform.hpp"
+#include "sim/platform/sim_engine.hpp"
 #include "sim_test_support.hpp"
 
 using namespace epsim::sim;

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/simulate.hpp"
-#include "sim/trace.hpp"
+#include "sim/report/trace.hpp"
 #include "sim_test_support.hpp"
 
 using namespace epsim;

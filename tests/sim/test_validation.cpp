@@ -8,8 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.hpp"
-#include "sim/deepep_plan.hpp"
-#include "sim/deepep_validation.hpp"
+#include "sim/validation/deepep_plan.hpp"
+#include "sim/validation/deepep_validation.hpp"
 #include "workloads/deepep_routing.hpp"
 
 using namespace epsim;

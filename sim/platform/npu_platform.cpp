@@ -1,0 +1,202 @@
+// NPU discovery and platform-contract checks.
+#include "sim/platform/npu_platform.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace epsim::sim {
+
+namespace s4u = simgrid::s4u;
+
+namespace {
+
+struct Context {
+  std::string path;
+  [[noreturn]] void fail(const std::string& subject, const std::string& problem) const {
+    throw InputError({path, 0, 0}, subject, problem);
+  }
+};
+
+// A property value: a plain number (SI) or a unit string such as "1.6TBps".
+// Returns `fallback` when the property is absent.
+double number_property(const Context& ctx, const s4u::Host* host, const char* key, Quantity kind,
+                       double fallback) {
+  const char* text = host->get_property(key);
+  if (text == nullptr) return fallback;
+  char* end = nullptr;
+  double value = std::strtod(text, &end);
+  if (end == text || *end != '\0') {
+    try {
+      value = parse_quantity(text, kind);
+    } catch (const std::invalid_argument& e) {
+      ctx.fail(fmt::format("host {} property {}", host->get_name(), key), e.what());
+    }
+  }
+  if (!std::isfinite(value) || value < 0)
+    ctx.fail(fmt::format("host {} property {}", host->get_name(), key),
+             fmt::format("expected a finite number >= 0, got \"{}\"", text));
+  return value;
+}
+
+// "node{N}.npu{I}" -> (N, I); false for any other name. Parsed by hand:
+// <regex> trips -Werror under the sanitizer build.
+bool parse_npu_name(const std::string& name, int& node, int& local) {
+  auto digits = [&](std::size_t& at, int& out) {
+    const std::size_t start = at;
+    out = 0;
+    while (at < name.size() && name[at] >= '0' && name[at] <= '9' && at - start < 9) out = out * 10 + (name[at++] - '0');
+    return at > start;
+  };
+  if (name.compare(0, 4, "node") != 0) return false;
+  std::size_t at = 4;
+  if (!digits(at, node) || name.compare(at, 4, ".npu") != 0) return false;
+  at += 4;
+  return digits(at, local) && at == name.size();
+}
+
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+
+}  // namespace
+
+LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& platform_path) {
+  const Context ctx{platform_path};
+  std::map<std::pair<int, int>, s4u::Host*> by_position;
+  for (s4u::Host* host : engine.get_all_hosts()) {
+    int node = 0, local = 0;
+    if (parse_npu_name(host->get_name(), node, local)) by_position[{node, local}] = host;
+  }
+  if (by_position.empty()) ctx.fail("hosts", "no NPU host named node{N}.npu{I} (N, I from 0)");
+
+  LoadedPlatform out;
+  PlatformFacts& facts = out.facts;
+  facts.nodes = by_position.rbegin()->first.first + 1;
+  for (const auto& [pos, host] : by_position) facts.npus_per_node = std::max(facts.npus_per_node, pos.second + 1);
+  for (int n = 0; n < facts.nodes; ++n) {
+    for (int i = 0; i < facts.npus_per_node; ++i) {
+      if (by_position.count({n, i}) == 0)
+        ctx.fail("hosts", fmt::format("missing host node{}.npu{}: NPUs must form a full grid of {} nodes x {} NPUs",
+                                      n, i, facts.nodes, facts.npus_per_node));
+    }
+  }
+
+  std::map<const s4u::Link*, int> link_index;
+  auto index_of = [&](const s4u::Link* link) {
+    auto [it, inserted] = link_index.emplace(link, static_cast<int>(facts.links.size()));
+    if (inserted) {
+      LinkFacts f;
+      f.name = link->get_name();
+      f.bandwidth_Bps = link->get_bandwidth();
+      f.latency_s = link->get_latency();
+      f.shared = link->get_sharing_policy() != s4u::Link::SharingPolicy::FATPIPE;
+      if (!(f.bandwidth_Bps > 0)) ctx.fail("link " + f.name, "bandwidth must be > 0");
+      facts.links.push_back(f);
+    }
+    return it->second;
+  };
+
+  for (const auto& [pos, host] : by_position) {
+    NpuFacts npu;
+    npu.name = host->get_name();
+    npu.node = pos.first;
+    npu.local = pos.second;
+    const std::string subject = "host " + npu.name;
+    npu.flops_bf16_per_s = host->get_speed();
+    if (!(npu.flops_bf16_per_s > 0)) ctx.fail(subject, "speed (the bf16 peak) must be > 0");
+    double bf16 = number_property(ctx, host, "flops_bf16", Quantity::kFlopRate, npu.flops_bf16_per_s);
+    if (!close(bf16, npu.flops_bf16_per_s))
+      ctx.fail(subject, fmt::format("property flops_bf16 ({:g}) must equal the host speed ({:g} FLOP/s)", bf16,
+                                    npu.flops_bf16_per_s));
+    double int8 = number_property(ctx, host, "flops_int8", Quantity::kFlopRate, npu.flops_bf16_per_s);
+    npu.flops_fp8_per_s = number_property(ctx, host, "flops_fp8", Quantity::kFlopRate, int8);
+    npu.flops_fp32_per_s = number_property(ctx, host, "flops_fp32", Quantity::kFlopRate, npu.flops_bf16_per_s);
+    if (!(npu.flops_fp8_per_s > 0) || !(npu.flops_fp32_per_s > 0)) ctx.fail(subject, "FLOP rates must be > 0");
+    npu.hbm_bandwidth_Bps = number_property(ctx, host, "hbm_bandwidth", Quantity::kBandwidth, -1);
+    if (!(npu.hbm_bandwidth_Bps > 0)) ctx.fail(subject, "property hbm_bandwidth (B/s) is required and must be > 0");
+    npu.hbm_capacity_bytes = number_property(ctx, host, "hbm_capacity", Quantity::kBytes, 0);
+    npu.comm_compute_share = number_property(ctx, host, "comm_compute_share", Quantity::kFlopRate, 0);
+    if (npu.comm_compute_share >= 1)
+      ctx.fail(subject, fmt::format("property comm_compute_share must be in [0, 1), got {:g}", npu.comm_compute_share));
+    for (auto [key, expected] : {std::pair<const char*, int>{"node", npu.node}, {"local", npu.local}}) {
+      const char* text = host->get_property(key);
+      if (text != nullptr && std::string(text) != std::to_string(expected))
+        ctx.fail(subject, fmt::format("property {} is \"{}\" but the name says {}", key, text, expected));
+    }
+
+    const s4u::Link* hbm = engine.link_by_name_or_null(npu.name + ".hbm");
+    if (hbm == nullptr) ctx.fail(subject, "missing its HBM link " + npu.name + ".hbm");
+    npu.hbm_link = index_of(hbm);
+    const LinkFacts& hbm_facts = facts.links[npu.hbm_link];
+    if (!close(hbm_facts.bandwidth_Bps, npu.hbm_bandwidth_Bps))
+      ctx.fail("link " + hbm_facts.name, fmt::format("bandwidth {:g} B/s differs from the host's hbm_bandwidth {:g} B/s",
+                                                     hbm_facts.bandwidth_Bps, npu.hbm_bandwidth_Bps));
+    if (hbm_facts.latency_s != 0) ctx.fail("link " + hbm_facts.name, "an HBM link must have latency 0");
+    facts.npus.push_back(npu);
+    out.hosts.push_back(host);
+  }
+
+  // Routes are fetched when first used; loopbacks are checked now. The
+  // resolver outlives this function, so it holds copies and a shared link index.
+  auto state = std::make_shared<std::map<const s4u::Link*, int>>(std::move(link_index));
+  auto shared_index = [state, &facts, &ctx](const s4u::Link* l) {
+    auto [it, inserted] = state->emplace(l, static_cast<int>(facts.links.size()));
+    if (inserted) {
+      LinkFacts f;
+      f.name = l->get_name();
+      f.bandwidth_Bps = l->get_bandwidth();
+      f.latency_s = l->get_latency();
+      f.shared = l->get_sharing_policy() != s4u::Link::SharingPolicy::FATPIPE;
+      if (!(f.bandwidth_Bps > 0)) ctx.fail("link " + f.name, "bandwidth must be > 0");
+      facts.links.push_back(f);
+    }
+    return it->second;
+  };
+  // Every link of the platform gets its index now, in the engine's (name)
+  // order, so that link indices do not depend on which routes were used.
+  for (const s4u::Link* l : engine.get_all_links()) shared_index(l);
+  const std::vector<s4u::Host*> hosts = out.hosts;
+  std::vector<std::string> names;
+  std::vector<int> hbm;
+  for (const NpuFacts& npu : facts.npus) {
+    names.push_back(npu.name);
+    hbm.push_back(npu.hbm_link);
+  }
+  RouteTable::Resolver resolve = [ctx, hosts, names, hbm, state](int s, int d, std::vector<int>& ids,
+                                                                 double& latency_s) {
+    std::vector<s4u::Link*> links;
+    const std::string subject = fmt::format("route {} -> {}", names[s], names[d]);
+    try {
+      hosts[s]->route_to(hosts[d], links, &latency_s);
+    } catch (const std::exception& e) {
+      ctx.fail(subject, e.what());
+    }
+    for (const s4u::Link* l : links) {
+      auto it = state->find(l);
+      if (it == state->end()) ctx.fail(subject, "uses a link the platform does not list");
+      ids.push_back(it->second);
+    }
+    if (s == d) {
+      if (ids.size() != 1 || ids[0] != hbm[s])
+        ctx.fail(subject, "the loopback route of an NPU must be exactly its HBM link " + names[s] + ".hbm");
+    } else if (ids.size() < 3 || ids.front() != hbm[s] || ids.back() != hbm[d]) {
+      ctx.fail(subject, "a route between NPUs must start with the source's HBM link and end with the destination's");
+    }
+  };
+  const int n = static_cast<int>(out.hosts.size());
+  facts.routes = RouteTable(n, resolve);
+  for (int s = 0; s < n; ++s) facts.routes.links(s, s);
+  return out;
+}
+
+}  // namespace epsim::sim

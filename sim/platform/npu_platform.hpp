@@ -1,0 +1,34 @@
+// Finds the NPUs of a loaded SimGrid platform and checks the platform
+// contract (names, properties, HBM loopback routes), so that a hand-written
+// XML that breaks it fails with a message naming the host or link.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/platform/platform_facts.hpp"
+
+namespace simgrid::s4u {
+class Engine;
+class Host;
+}  // namespace simgrid::s4u
+
+namespace epsim::sim {
+
+struct LoadedPlatform {
+  PlatformFacts facts;
+  std::vector<simgrid::s4u::Host*> hosts;  // parallel to facts.npus
+};
+
+// The contract (see docs/simulator.md): hosts named node{N}.npu{I} forming a
+// full grid of N nodes x I NPUs; host speed = bf16 peak FLOP/s; properties
+// hbm_bandwidth (B/s, required), flops_bf16 (= speed when given), flops_fp8
+// or flops_int8, flops_fp32, hbm_capacity (B), comm_compute_share (in [0,1),
+// default 0), node and local (= the name's numbers when given); a link
+// node{N}.npu{I}.hbm with the HBM bandwidth and latency 0; the loopback
+// route of an NPU is exactly its HBM link; routes between NPUs start with
+// the source's HBM link and end with the destination's.
+// Throws InputError naming `platform_path` and the offending host or link.
+LoadedPlatform discover_platform(const simgrid::s4u::Engine& engine, const std::string& platform_path);
+
+}  // namespace epsim::sim

@@ -1,0 +1,31 @@
+// Block placement of EP ranks on NPUs.
+#include "sim/platform/placement.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace epsim::sim {
+
+void check_ranks_fit(int ranks, int ranks_per_node, int nodes_available, int npus_per_node) {
+  auto fail = [](const std::string& problem) { throw InputError({}, "placement", problem); };
+  if (ranks < 1 || ranks_per_node < 1) fail(fmt::format("need ranks >= 1 and ranks_per_node >= 1, got {} and {}", ranks, ranks_per_node));
+  if (ranks % ranks_per_node != 0)
+    fail(fmt::format("{} ranks is not a multiple of {} ranks per node", ranks, ranks_per_node));
+  if (ranks_per_node > npus_per_node)
+    fail(fmt::format("{} ranks per node but the platform's nodes have {} NPUs", ranks_per_node, npus_per_node));
+  int nodes = ranks / ranks_per_node;
+  if (nodes > nodes_available)
+    fail(fmt::format("{} ranks at {} per node need {} nodes; the platform has {}", ranks, ranks_per_node, nodes,
+                     nodes_available));
+}
+
+Placement place_ranks(int ranks, int ranks_per_node, const PlatformFacts& platform) {
+  check_ranks_fit(ranks, ranks_per_node, platform.nodes, platform.npus_per_node);
+  Placement p;
+  p.ranks_per_node = ranks_per_node;
+  for (int r = 0; r < ranks; ++r) p.npu_of_rank.push_back(platform.npu_index(r / ranks_per_node, r % ranks_per_node));
+  return p;
+}
+
+}  // namespace epsim::sim

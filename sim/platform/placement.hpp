@@ -1,0 +1,27 @@
+// Where each EP rank runs: rank r on node r / ranks_per_node, NPU index
+// r % ranks_per_node of that node (block placement, as launchers number
+// ranks). A smaller job uses the first nodes and the first NPUs of each.
+#pragma once
+
+#include <vector>
+
+#include "sim/platform/platform_facts.hpp"
+
+namespace epsim::sim {
+
+struct Placement {
+  std::vector<int> npu_of_rank;  // index into PlatformFacts::npus
+  int ranks_per_node = 0;
+  int node_of_rank(int rank) const { return rank / ranks_per_node; }
+};
+
+// Throws InputError (key "placement") when the ranks do not fit: more ranks
+// per node than NPUs per node, more nodes than the platform has, or ranks
+// not a multiple of ranks_per_node.
+Placement place_ranks(int ranks, int ranks_per_node, const PlatformFacts& platform);
+
+// The same checks on bare counts, for checking a scenario before any
+// platform is built (sweeps check every point before running one).
+void check_ranks_fit(int ranks, int ranks_per_node, int nodes, int npus_per_node);
+
+}  // namespace epsim::sim

@@ -1,0 +1,40 @@
+// The SimGrid parallel tasks the replay starts: a roofline kernel on one
+// NPU, and the rounds of a collective phase. Nothing else calls Exec::init.
+#pragma once
+
+#include <vector>
+
+#include <simgrid/s4u/Exec.hpp>
+
+#include "sim/replay/collectives.hpp"
+#include "sim/platform/platform_facts.hpp"
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace epsim::sim {
+
+// max(flops / speed, hbm_bytes / HBM bandwidth) alone: the host twice, the
+// flops on the first, the bytes over the loopback route (= the HBM link).
+// `flops` are at host-speed scale (the caller converts from the dtype's peak).
+simgrid::s4u::ExecPtr roofline_exec(simgrid::s4u::Host* host, double flops, double hbm_bytes);
+
+// The same kernel on several NPUs with identical amounts as one parallel
+// task: host i computes flops[i] and moves hbm_bytes over its own loopback.
+// All parts progress at one rate, so it is exact only while the NPUs see
+// identical contention (docs/simulator.md).
+simgrid::s4u::ExecPtr fused_roofline_exec(const std::vector<simgrid::s4u::Host*>& hosts,
+                                          const std::vector<double>& flops, double hbm_bytes);
+
+// The activities of one round of `phase`: one parallel task, or one per
+// transfer when phase.per_transfer. Each also holds `comm_compute_share` of
+// its NPUs' compute for the round's nominal transfer time, which slows
+// kernels running beside it (the SMs/AI cores a communication kernel uses).
+std::vector<simgrid::s4u::ExecPtr> round_execs(const CollectivePhase& phase, const PlatformFacts& platform,
+                                               const std::vector<simgrid::s4u::Host*>& hosts);
+
+// Bytes each link carries in one round of `phase`, added to `link_bytes`.
+void add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform, std::vector<double>& link_bytes);
+
+}  // namespace epsim::sim

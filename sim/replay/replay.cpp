@@ -1,0 +1,433 @@
+// The replay driver: one SimGrid actor that starts activities when a task's
+// dependencies are done and its stream is free, and waits for the next
+// completion. All scheduling state lives here; SimGrid only times activities.
+#include "sim/replay/replay.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <queue>
+#include <stdexcept>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <simgrid/s4u/Activity.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include "core/error.hpp"
+#include "sim/replay/activities.hpp"
+
+namespace epsim::sim {
+
+namespace s4u = simgrid::s4u;
+using workloads::Task;
+using workloads::TaskGraph;
+using workloads::TaskId;
+using workloads::TaskKind;
+
+const char* to_string(Schedule s) { return s == Schedule::kSerial ? "serial" : "overlap"; }
+
+Granularity default_granularity(int ranks) {
+  if (ranks <= 8) return Granularity::kPerFlow;
+  if (ranks <= 32) return Granularity::kAggregated;
+  return Granularity::kHierarchical;
+}
+
+ReplayOptions resolve(const ReplayOptions& options, int ranks) {
+  ReplayOptions out = options;
+  if (!out.granularity) out.granularity = default_granularity(ranks);
+  if (!out.exact_ring_steps) out.exact_ring_steps = *out.granularity == Granularity::kPerFlow;
+  if (!out.fuse_identical_compute) out.fuse_identical_compute = ranks > 8;
+  return out;
+}
+
+namespace {
+
+// Peak FLOP/s of `npu` for a kernel in `dtype`.
+double peak_flops_per_s(const NpuFacts& npu, workloads::Dtype dtype) {
+  switch (dtype) {
+    case workloads::Dtype::kFp8:
+    case workloads::Dtype::kInt8: return npu.flops_fp8_per_s;
+    case workloads::Dtype::kFp32: return npu.flops_fp32_per_s;
+    case workloads::Dtype::kBf16: return npu.flops_bf16_per_s;
+  }
+  return npu.flops_bf16_per_s;
+}
+
+class Driver {
+ public:
+  Driver(const LoadedPlatform& platform, const Placement& placement, const TaskGraph& graph,
+         const ReplayOptions& options)
+      : platform_(platform.facts),
+        hosts_(platform.hosts),
+        placement_(placement),
+        graph_(graph),
+        options_(options),
+        ranks_(graph.ranks),
+        pending_(graph.tasks.size() * static_cast<std::size_t>(graph.ranks), 0),
+        dependents_(graph.tasks.size()),
+        order_(static_cast<std::size_t>(graph.ranks) * kStreams),
+        next_(order_.size(), 0),
+        busy_(order_.size(), false),
+        compute_ready_(graph.ranks),
+        entered_s_(graph.tasks.size()),
+        in_worklist_(graph.ranks, false) {
+    timeline_.link_bytes.assign(platform_.links.size(), 0.0);
+    check_graph();
+    for (const Task& t : graph_.tasks) {
+      for (TaskId d : t.deps) dependents_[d].push_back(t.id);
+      std::vector<bool> joins = participants(t);
+      for (int r = 0; r < ranks_; ++r) {
+        pending_[slot(t.id, r)] = static_cast<int>(t.deps.size());
+        if (!t.is_collective()) {
+          if (options_.schedule == Schedule::kSerial) order(r, Stream::kCompute).push_back(t.id);
+        } else if (joins[r]) {
+          order(r, stream_of(t)).push_back(t.id);
+        }
+      }
+      if (t.is_collective()) members_[t.id] = static_cast<int>(std::count(joins.begin(), joins.end(), true));
+    }
+  }
+
+  void run() {
+    for (const Task& t : graph_.tasks)
+      if (t.deps.empty())
+        for (int r = 0; r < ranks_; ++r) became_ready(t.id, r);
+    for (int r = 0; r < ranks_; ++r) touch(r);
+    drain();
+    while (!running_.empty()) {
+      ssize_t i = s4u::Activity::wait_any(running_);
+      const double now = s4u::Engine::get_clock();
+      Running done = std::move(meta_[i]);
+      std::swap(running_[i], running_.back());
+      std::swap(meta_[i], meta_.back());
+      running_.pop_back();
+      meta_.pop_back();
+      record_span(done, now);
+      if (done.rank >= 0) {
+        for (int r : done.group) finish_compute(done.task, r, done.start_s, now);
+      } else
+        round_done(done.task);
+      drain();
+    }
+    if (finished_ != graph_.tasks.size() * static_cast<std::size_t>(ranks_))
+      throw std::runtime_error(fmt::format("replay stalled with {} of {} (task, rank) pairs unfinished",
+                                           graph_.tasks.size() * ranks_ - finished_, graph_.tasks.size() * ranks_));
+    timeline_.step_s = s4u::Engine::get_clock();
+  }
+
+  Timeline take() { return std::move(timeline_); }
+
+ private:
+  struct Running {
+    TaskId task = 0;
+    int rank = -1;  // -1: a collective round
+    double start_s = 0;
+    std::vector<std::pair<int, double>> link_bytes;  // recorded spans (link, bytes)
+    std::vector<int> group;                          // compute: the ranks running it
+  };
+
+  struct CollectiveRun {
+    CollectivePlan plan;
+    std::size_t phase = 0;
+    int round = 0;
+    int outstanding = 0;
+    double first_ready_s = 0;
+    double start_s = 0;
+  };
+
+  std::size_t slot(TaskId t, int r) const { return static_cast<std::size_t>(t) * ranks_ + r; }
+  std::vector<TaskId>& order(int r, Stream s) { return order_[static_cast<std::size_t>(r) * kStreams + static_cast<int>(s)]; }
+  std::size_t stream_slot(int r, Stream s) const { return static_cast<std::size_t>(r) * kStreams + static_cast<int>(s); }
+
+  Stream stream_of(const Task& t) const {
+    if (options_.schedule == Schedule::kSerial || !t.is_collective()) return Stream::kCompute;
+    return t.kind == TaskKind::kGradAllReduce ? Stream::kDpComm : Stream::kEpComm;
+  }
+
+  std::vector<bool> participants(const Task& t) const {
+    std::vector<bool> joins(ranks_, !t.is_collective() || t.kind != TaskKind::kGradAllReduce);
+    if (t.kind == TaskKind::kGradAllReduce)
+      for (const auto& g : t.groups)
+        for (int r : g)
+          if (r >= 0 && r < ranks_) joins[r] = true;
+    return joins;
+  }
+
+  void check_graph() const {
+    auto fail = [](const Task& t, const std::string& problem) {
+      throw InputError({}, fmt::format("task {}", t.id), problem);
+    };
+    if (static_cast<int>(placement_.npu_of_rank.size()) != ranks_)
+      throw InputError({}, "task graph", fmt::format("has {} ranks, placement {}", ranks_, placement_.npu_of_rank.size()));
+    for (std::size_t i = 0; i < graph_.tasks.size(); ++i) {
+      const Task& t = graph_.tasks[i];
+      if (t.id != static_cast<TaskId>(i)) fail(t, fmt::format("has id {} at position {}", t.id, i));
+      for (TaskId d : t.deps)
+        if (d < 0 || d >= t.id) fail(t, fmt::format("depends on {}, which is not an earlier task", d));
+      if (!t.is_collective() && (t.flops.size() != static_cast<std::size_t>(ranks_) ||
+                                 t.hbm_bytes.size() != static_cast<std::size_t>(ranks_)))
+        fail(t, fmt::format("needs flops and hbm_bytes for each of {} ranks", ranks_));
+      if ((t.kind == TaskKind::kDispatch || t.kind == TaskKind::kCombine) &&
+          (t.traffic < 0 || t.traffic >= static_cast<int>(graph_.traffic.size())))
+        fail(t, fmt::format("traffic index {} outside [0, {})", t.traffic, graph_.traffic.size()));
+    }
+  }
+
+  void became_ready(TaskId t, int r) {
+    const Task& task = graph_.tasks[t];
+    if (!task.is_collective() && options_.schedule == Schedule::kOverlap) compute_ready_[r].push(t);
+    touch(r);
+  }
+
+  void touch(int r) {
+    if (!in_worklist_[r]) {
+      in_worklist_[r] = true;
+      worklist_.push_back(r);
+    }
+  }
+
+  // Starts everything startable at this instant. Compute starts are
+  // collected first so that identical kernels of several ranks can fuse.
+  void drain() {
+    while (!worklist_.empty() || !starting_.empty()) {
+      while (!worklist_.empty()) {
+        int r = worklist_.back();
+        worklist_.pop_back();
+        in_worklist_[r] = false;
+        try_start(r);
+      }
+      launch_compute();
+    }
+  }
+
+  // Starts what rank r's free streams can start now.
+  void try_start(int r) {
+    if (options_.schedule == Schedule::kOverlap) {
+      const std::size_t cs = stream_slot(r, Stream::kCompute);
+      if (!busy_[cs] && !compute_ready_[r].empty()) {
+        TaskId t = compute_ready_[r].top();
+        compute_ready_[r].pop();
+        busy_[cs] = true;
+        start_compute(t, r);
+      }
+    }
+    for (Stream s : {Stream::kCompute, Stream::kEpComm, Stream::kDpComm}) {
+      const std::size_t ss = stream_slot(r, s);
+      const std::vector<TaskId>& list = order_[ss];
+      if (busy_[ss] || next_[ss] >= list.size()) continue;
+      TaskId t = list[next_[ss]];
+      if (pending_[slot(t, r)] != 0) continue;
+      ++next_[ss];
+      busy_[ss] = true;
+      if (graph_.tasks[t].is_collective())
+        enter_collective(t, r);
+      else
+        start_compute(t, r);
+    }
+  }
+
+  // Queues rank r's part of compute task t (or finishes it when it has no work).
+  void start_compute(TaskId t, int r) {
+    const Task& task = graph_.tasks[t];
+    if (!(task.flops[r] > 0) && !(task.hbm_bytes[r] > 0)) {
+      const double now = s4u::Engine::get_clock();
+      finish_compute(t, r, now, now);
+      return;
+    }
+    starting_.emplace_back(t, r);
+  }
+
+  // Launches the queued compute parts: one roofline execution per rank, or
+  // with fusion one parallel task per group of ranks running the same task
+  // with identical amounts (they share one rate: see docs/simulator.md).
+  void launch_compute() {
+    std::sort(starting_.begin(), starting_.end(), [this](const auto& a, const auto& b) {
+      const Task& ta = graph_.tasks[a.first];
+      const Task& tb = graph_.tasks[b.first];
+      return std::make_tuple(a.first, ta.flops[a.second], ta.hbm_bytes[a.second], a.second) <
+             std::make_tuple(b.first, tb.flops[b.second], tb.hbm_bytes[b.second], b.second);
+    });
+    const double now = s4u::Engine::get_clock();
+    std::size_t i = 0;
+    while (i < starting_.size()) {
+      const auto [t, r] = starting_[i];
+      const Task& task = graph_.tasks[t];
+      std::size_t j = i + 1;
+      if (*options_.fuse_identical_compute) {
+        while (j < starting_.size() && starting_[j].first == t && task.flops[starting_[j].second] == task.flops[r] &&
+               task.hbm_bytes[starting_[j].second] == task.hbm_bytes[r])
+          ++j;
+      }
+      Running run{t, r, now, {}, {}};
+      std::vector<s4u::Host*> hosts;
+      std::vector<double> flops;
+      for (std::size_t k = i; k < j; ++k) {
+        const int rank = starting_[k].second;
+        const int npu = placement_.npu_of_rank[rank];
+        const NpuFacts& facts = platform_.npus[npu];
+        run.group.push_back(rank);
+        hosts.push_back(hosts_[npu]);
+        flops.push_back(task.flops[rank] * facts.flops_bf16_per_s / peak_flops_per_s(facts, task.dtype));
+        const double bytes = task.hbm_bytes[rank];
+        if (bytes > 0) {
+          timeline_.link_bytes[facts.hbm_link] += bytes;
+          if (options_.record_link_spans) run.link_bytes.emplace_back(facts.hbm_link, bytes);
+        }
+      }
+      launch(j - i == 1 ? roofline_exec(hosts[0], flops[0], task.hbm_bytes[r])
+                        : fused_roofline_exec(hosts, flops, task.hbm_bytes[r]),
+             std::move(run));
+      i = j;
+    }
+    starting_.clear();
+  }
+
+  void launch(const s4u::ExecPtr& exec, Running run) {
+    exec->start();
+    ++timeline_.activities;
+    running_.push_back(exec);
+    meta_.push_back(std::move(run));
+  }
+
+  void finish_compute(TaskId t, int r, double start_s, double end_s) {
+    timeline_.intervals.push_back({r, Stream::kCompute, t, start_s, start_s, end_s});
+    busy_[stream_slot(r, Stream::kCompute)] = false;
+    ++finished_;
+    for (TaskId u : dependents_[t]) {
+      if (--pending_[slot(u, r)] == 0) became_ready(u, r);
+    }
+    touch(r);
+  }
+
+  void enter_collective(TaskId t, int r) {
+    const double now = s4u::Engine::get_clock();
+    entered_s_[t].emplace_back(r, now);
+    if (static_cast<int>(entered_s_[t].size()) < members_[t]) return;
+    CollectiveRun& run = collectives_[t];
+    run.first_ready_s = now;
+    for (const auto& e : entered_s_[t]) run.first_ready_s = std::min(run.first_ready_s, e.second);
+    run.start_s = now;
+    const Task& task = graph_.tasks[t];
+    if (task.kind == TaskKind::kGradAllReduce)
+      run.plan = plan_all_reduce(task, placement_, options_.all_reduce, *options_.exact_ring_steps);
+    else
+      run.plan = plan_alltoallv(task, graph_.traffic[task.traffic], placement_, *options_.granularity);
+    start_round(t);
+  }
+
+  // Starts the next round of collective t, or finishes it.
+  void start_round(TaskId t) {
+    CollectiveRun& run = collectives_[t];
+    if (run.phase >= run.plan.phases.size()) {
+      finish_collective(t);
+      return;
+    }
+    const CollectivePhase& phase = run.plan.phases[run.phase];
+    const double now = s4u::Engine::get_clock();
+    std::vector<double> link_bytes(platform_.links.size(), 0.0);
+    add_round_link_bytes(phase, platform_, link_bytes);
+    std::vector<std::pair<int, double>> spans;
+    for (std::size_t l = 0; l < link_bytes.size(); ++l) {
+      if (link_bytes[l] <= 0) continue;
+      timeline_.link_bytes[l] += link_bytes[l];
+      if (options_.record_link_spans) spans.emplace_back(static_cast<int>(l), link_bytes[l]);
+    }
+    std::vector<s4u::ExecPtr> execs = round_execs(phase, platform_, hosts_);
+    run.outstanding = static_cast<int>(execs.size());
+    for (std::size_t i = 0; i < execs.size(); ++i)
+      launch(execs[i], Running{t, -1, now, i == 0 ? std::move(spans) : std::vector<std::pair<int, double>>{}, {}});
+  }
+
+  void round_done(TaskId t) {
+    CollectiveRun& run = collectives_[t];
+    if (--run.outstanding > 0) return;
+    const CollectivePhase& phase = run.plan.phases[run.phase];
+    const int rounds = phase.per_step ? phase.steps : 1;
+    if (++run.round >= rounds) {
+      run.round = 0;
+      ++run.phase;
+    }
+    start_round(t);
+  }
+
+  void finish_collective(TaskId t) {
+    const double now = s4u::Engine::get_clock();
+    const CollectiveRun& run = collectives_[t];
+    const Task& task = graph_.tasks[t];
+    timeline_.collectives.push_back({t, run.first_ready_s, run.start_s, now});
+    const Stream s = stream_of(task);
+    for (const auto& [r, ready_s] : entered_s_[t]) {
+      timeline_.intervals.push_back({r, s, t, ready_s, run.start_s, now});
+      busy_[stream_slot(r, s)] = false;
+    }
+    for (int r = 0; r < ranks_; ++r) {
+      ++finished_;
+      touch(r);
+      for (TaskId u : dependents_[t])
+        if (--pending_[slot(u, r)] == 0) became_ready(u, r);
+    }
+    entered_s_[t].clear();
+    entered_s_[t].shrink_to_fit();
+    collectives_.erase(t);
+  }
+
+  void record_span(const Running& done, double end_s) {
+    for (const auto& [link, bytes] : done.link_bytes) timeline_.link_spans.push_back({link, done.start_s, end_s, bytes});
+  }
+
+  const PlatformFacts& platform_;
+  const std::vector<s4u::Host*>& hosts_;
+  const Placement& placement_;
+  const TaskGraph& graph_;
+  const ReplayOptions options_;
+  const int ranks_;
+
+  std::vector<int> pending_;                   // [task * ranks + rank]: unfinished dependencies
+  std::vector<std::vector<TaskId>> dependents_;
+  std::vector<std::vector<TaskId>> order_;     // [rank * kStreams + stream]: in-order task lists
+  std::vector<std::size_t> next_;
+  std::vector<bool> busy_;
+  std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<TaskId>>> compute_ready_;
+  std::map<TaskId, int> members_;              // collective -> participating ranks
+  std::vector<std::vector<std::pair<int, double>>> entered_s_;  // collective -> (rank, time entered)
+  std::map<TaskId, CollectiveRun> collectives_;
+  std::vector<int> worklist_;
+  std::vector<std::pair<TaskId, int>> starting_;  // compute parts to launch at this instant
+  std::vector<bool> in_worklist_;
+  std::vector<s4u::ActivityPtr> running_;
+  std::vector<Running> meta_;
+  std::size_t finished_ = 0;
+  Timeline timeline_;
+};
+
+}  // namespace
+
+Timeline replay(SimEngine& engine, const LoadedPlatform& platform, const Placement& placement,
+                const TaskGraph& graph, const ReplayOptions& options) {
+  const ReplayOptions resolved = resolve(options, graph.ranks);
+  Driver driver(platform, placement, graph, resolved);
+  std::exception_ptr failure;
+  s4u::Actor::create("epsim-replay", platform.hosts.front(), [&driver, &failure] {
+    try {
+      driver.run();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  try {
+    engine.engine().run();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("SimGrid failed during the replay: ") + e.what());
+  }
+  if (failure) std::rethrow_exception(failure);
+  Timeline timeline = driver.take();
+  canonicalize(timeline);
+  return timeline;
+}
+
+}  // namespace epsim::sim

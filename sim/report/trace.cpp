@@ -1,0 +1,120 @@
+// Chrome trace writer: "X" events for stream intervals, "C" counters for
+// utilisation, "M" metadata naming processes and tracks.
+#include "sim/report/trace.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "sim/report/report.hpp"
+
+namespace epsim::sim {
+
+namespace {
+
+const char* phase_label(workloads::Phase p) {
+  switch (p) {
+    case workloads::Phase::kForward: return "fwd";
+    case workloads::Phase::kBackward: return "bwd";
+    case workloads::Phase::kGradSync: return "grad-sync";
+    case workloads::Phase::kOptimizer: return "optimizer";
+  }
+  return "?";
+}
+
+std::string escaped(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string us(double s) { return fmt::format("{:.6f}", s * 1e6); }
+
+// Links with the most bytes among those `hbm` selects, most first.
+std::vector<int> busiest(const Timeline& t, const PlatformFacts& platform, bool hbm, int count) {
+  std::vector<bool> is_hbm(platform.links.size(), false);
+  for (const NpuFacts& n : platform.npus) is_hbm[n.hbm_link] = true;
+  std::vector<int> out;
+  for (std::size_t l = 0; l < platform.links.size(); ++l)
+    if (is_hbm[l] == hbm && t.link_bytes[l] > 0) out.push_back(static_cast<int>(l));
+  std::sort(out.begin(), out.end(), [&](int a, int b) {
+    return std::make_tuple(-t.link_bytes[a], platform.links[a].name) < std::make_tuple(-t.link_bytes[b], platform.links[b].name);
+  });
+  if (static_cast<int>(out.size()) > count) out.resize(count);
+  return out;
+}
+
+}  // namespace
+
+std::string task_label(const workloads::Task& t) {
+  std::string name = kind_label(t.kind);
+  if (t.layer >= 0) name = fmt::format("L{} {}", t.layer, name);
+  if (t.phase == workloads::Phase::kForward || t.phase == workloads::Phase::kBackward)
+    name += fmt::format(" {}", phase_label(t.phase));
+  if (t.micro_batch >= 0) name += fmt::format(" mb{}", t.micro_batch);
+  return name;
+}
+
+void write_trace(std::ostream& out, const Timeline& timeline, const PlatformFacts& platform,
+                 const Placement& placement, const workloads::TaskGraph& graph, const TraceOptions& options) {
+  const char* sep = "\n";
+  auto event = [&](const std::string& body) {
+    out << sep << "{" << body << "}";
+    sep = ",\n";
+  };
+  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  // Tracks: pid = node + 1, tid = local NPU x streams + stream + 1; pid 0 holds the counters.
+  event(R"("ph":"M","pid":0,"name":"process_name","args":{"name":"links and HBM"})");
+  std::map<int, bool> nodes;
+  for (int npu : placement.npu_of_rank) {
+    const NpuFacts& n = platform.npus[npu];
+    if (!nodes[n.node]) {
+      nodes[n.node] = true;
+      event(fmt::format(R"("ph":"M","pid":{},"name":"process_name","args":{{"name":"node{}"}})", n.node + 1, n.node));
+    }
+    for (int s = 0; s < kStreams; ++s)
+      event(fmt::format(R"("ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":"npu{} {}"}})", n.node + 1,
+                        n.local * kStreams + s + 1, n.local, to_string(static_cast<Stream>(s))));
+  }
+  for (const Interval& iv : timeline.intervals) {
+    const NpuFacts& n = platform.npus[placement.npu_of_rank[iv.rank]];
+    const workloads::Task& t = graph.tasks[iv.task];
+    const int pid = n.node + 1, tid = n.local * kStreams + static_cast<int>(iv.stream) + 1;
+    const std::string name = escaped(task_label(t));
+    if (iv.start_s > iv.ready_s)
+      event(fmt::format(R"("ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":"wait: {}","cat":"wait")", pid, tid,
+                        us(iv.ready_s), us(iv.start_s - iv.ready_s), name));
+    event(fmt::format(R"("ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":"{}","cat":"{}","args":{{"task":{},"rank":{}}})",
+                      pid, tid, us(iv.start_s), us(iv.end_s - iv.start_s), name,
+                      t.is_collective() ? "comm" : "compute", t.id, iv.rank));
+  }
+  // Counters: piecewise-constant utilisation, each activity's bytes spread
+  // evenly over its duration.
+  std::vector<int> links = busiest(timeline, platform, false, options.counter_links);
+  std::vector<int> hbms = busiest(timeline, platform, true, options.counter_hbms);
+  links.insert(links.end(), hbms.begin(), hbms.end());
+  for (int l : links) {
+    std::map<double, double> delta;  // time -> change in B/s
+    for (const LinkSpan& s : timeline.link_spans) {
+      if (s.link != l || !(s.end_s > s.start_s)) continue;
+      const double rate = s.bytes / (s.end_s - s.start_s);
+      delta[s.start_s] += rate;
+      delta[s.end_s] -= rate;
+    }
+    double rate = 0;
+    const std::string name = escaped(platform.links[l].name);
+    for (const auto& [time_s, d] : delta) {
+      rate += d;
+      const double util = std::max(0.0, rate / platform.links[l].bandwidth_Bps);
+      event(fmt::format(R"("ph":"C","pid":0,"ts":{},"name":"{}","args":{{"utilisation":{:.6f}}})", us(time_s), name, util));
+    }
+  }
+  out << "\n]}\n";
+}
+
+}  // namespace epsim::sim
