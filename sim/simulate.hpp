@@ -1,4 +1,4 @@
-// The simulator's front door: load a platform, place ranks, replay a task
+// The simulator's front door: open a platform, place ranks, replay a task
 // graph, bound it and report. One call per process (one SimGrid engine).
 #pragma once
 
@@ -6,11 +6,12 @@
 
 #include "sim/platform/placement.hpp"
 #include "sim/platform/platform_facts.hpp"
-#include "sim/replay/replay.hpp"
-#include "sim/report/report.hpp"
+#include "sim/platform/platform_loader.hpp"
 #include "sim/platform/sim_engine.hpp"
+#include "sim/replay/replay.hpp"
 #include "sim/replay/step_bounds.hpp"
 #include "sim/replay/timeline.hpp"
+#include "sim/report/report.hpp"
 #include "workloads/task_graph.hpp"
 
 namespace epsim::sim {
@@ -24,13 +25,15 @@ struct Simulation {
   Report report;
 };
 
-// Throws InputError for a platform that breaks the contract or a graph that
-// does not fit it; std::runtime_error for a SimGrid failure mid-run.
-Simulation simulate(const std::string& platform_path, const workloads::TaskGraph& graph,
+// Opens the platform (open_platform), checks that the graph's ranks fit it
+// (check_ranks_fit), then places, bounds, replays and reports. Throws
+// InputError for bad input (the platform's verdict is check_platform's);
+// std::runtime_error for a SimGrid failure mid-run.
+Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph& graph,
                     const ReplayOptions& options = {}, const EngineOptions& engine_options = {});
 
-// The same on a platform built in C++ (see SimEngine); `source` names it in messages.
-Simulation simulate(const std::string& source, const PlatformBuilder& build, const workloads::TaskGraph& graph,
+// The same for a platform named without overrides (a preset, TOML or XML path).
+Simulation simulate(const std::string& platform, const workloads::TaskGraph& graph,
                     const ReplayOptions& options = {}, const EngineOptions& engine_options = {});
 
 }  // namespace epsim::sim

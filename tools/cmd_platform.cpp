@@ -1,17 +1,20 @@
 // `epsim platform`: look at a cluster before simulating on it.
 //   epsim platform show FILE|PRESET [--set k=v]... [--json]
 //   epsim platform xml FILE|PRESET [--set k=v]... [-o out.xml]
-//   epsim platform check PLATFORM.xml      (a hand-written SimGrid platform)
+//   epsim platform check PLATFORM [--set k=v]...   (preset, cluster TOML or SimGrid XML:
+//                                                   the verdict `run` and `sweep` give it)
 //   epsim platform list
 #include <fstream>
 #include <iostream>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
+#include "sim/platform/platform_loader.hpp"
 #include "topology/cluster_spec.hpp"
 #include "topology/platform_xml.hpp"
 #include "topology/presets.hpp"
-#include "topology/simgrid_platform.hpp"
 #include "topology/topology_report.hpp"
 #include "tools/command.hpp"
 
@@ -60,9 +63,11 @@ int run_xml(const PlatformState& s) {
 }
 
 int run_check(const PlatformState& s) {
-  std::vector<topology::NpuHost> npus = topology::check_platform_xml(s.platform);
-  std::cout << s.platform << ": " << npus.size() << " NPU hosts, " << npus.front().name << " .. "
-            << npus.back().name << ", follows the platform contract\n";
+  const sim::PlatformShape p = sim::check_platform(sim::PlatformRequest{s.platform, s.overrides});
+  std::cout << fmt::format("{}: {} NPU hosts ({} nodes x {} NPUs), node0.npu0 .. node{}.npu{}, follows the platform "
+                           "contract\n",
+                           p.source, p.nodes * p.npus_per_node, p.nodes, p.npus_per_node, p.nodes - 1,
+                           p.npus_per_node - 1);
   return 0;
 }
 
@@ -71,7 +76,7 @@ int run_check(const PlatformState& s) {
 Command add_platform_command(CLI::App& epsim) {
   auto state = std::make_shared<PlatformState>();
   CLI::App* app =
-      epsim.add_subcommand("platform", "show a cluster, write its SimGrid XML, check a platform XML");
+      epsim.add_subcommand("platform", "show a cluster, write its SimGrid XML, check a platform");
   app->require_subcommand(1);
 
   state->show =
@@ -83,8 +88,11 @@ Command add_platform_command(CLI::App& epsim) {
   add_platform_argument(state->xml, *state);
   state->xml->add_option("-o,--output", state->output, "output file (default: standard output)");
 
-  state->check = app->add_subcommand("check", "load a SimGrid platform XML and check the platform contract");
-  state->check->add_option("platform", state->platform, "a SimGrid platform XML file")->required();
+  state->check = app->add_subcommand(
+      "check", "check a platform (preset, TOML or SimGrid XML) as run and sweep do, without simulating");
+  state->check->add_option("platform", state->platform, "a preset name, a platform TOML file or a SimGrid XML file")
+      ->required();
+  state->check->add_option("--set", state->overrides, "override one key of a TOML platform (repeatable)");
 
   state->list = app->add_subcommand("list", "list the presets in platforms/");
 

@@ -2,12 +2,9 @@
 #include "tools/run_request.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 #include "core/error.hpp"
-#include "sim/platform/flat_platform.hpp"
-#include "sim/platform/placement.hpp"
-#include "topology/cluster_spec.hpp"
+#include "sim/platform/platform_loader.hpp"
 #include "workloads/task_graph_builder.hpp"
 #include "workloads/workload_loader.hpp"
 
@@ -16,10 +13,6 @@ namespace epsim::tools {
 namespace {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
-
-bool is_xml(const std::string& platform) {
-  return platform.size() > 4 && platform.compare(platform.size() - 4, 4, ".xml") == 0;
-}
 
 struct SplitOverrides {
   std::vector<std::string> workload;
@@ -43,7 +36,7 @@ SplitOverrides split_overrides(const RunRequest& r) {
   }
   if (r.ep > 0) out.workload.push_back("parallel.ep=" + std::to_string(r.ep));
   if (r.seed >= 0) out.workload.push_back("routing.seed=" + std::to_string(r.seed));
-  if (is_xml(r.platform) && !out.platform.empty())
+  if (sim::is_platform_xml(r.platform) && !out.platform.empty())
     throw option_error("--set " + out.platform.front(), "a SimGrid XML platform takes no overrides");
   return out;
 }
@@ -115,15 +108,7 @@ RunOutcome run_request(const RunRequest& r) {
   RunOutcome out;
   const workloads::WorkloadSpec w = workloads::load_workload(r.workload, overrides.workload);
   out.graph = workloads::build_task_graph(w);
-  if (is_xml(r.platform)) {
-    out.simulation = sim::simulate(r.platform, out.graph, options, engine);
-  } else {
-    const topology::ClusterSpec cluster = topology::load_cluster_spec(r.platform, overrides.platform);
-    // The flattened platform times exactly like topology's zoned one and
-    // finds routes by a table read (docs/simulator.md).
-    out.simulation = sim::simulate(cluster.source.empty() ? r.platform : cluster.source,
-                                   [&cluster] { sim::build_flat_platform(cluster); }, out.graph, options, engine);
-  }
+  out.simulation = sim::simulate(sim::PlatformRequest{r.platform, overrides.platform}, out.graph, options, engine);
   return out;
 }
 
@@ -131,12 +116,9 @@ void check_run_request(const RunRequest& r) {
   const SplitOverrides overrides = split_overrides(r);
   replay_options(r);
   const workloads::WorkloadSpec w = workloads::load_workload(r.workload, overrides.workload);
-  if (is_xml(r.platform)) {
-    if (!std::ifstream(r.platform)) throw InputError({r.platform}, "", "cannot open file");
-    return;
-  }
-  const topology::ClusterSpec cluster = topology::load_cluster_spec(r.platform, overrides.platform);
-  sim::check_ranks_fit(w.parallel.ranks(), w.parallel.ranks_per_node, cluster.node.count, cluster.node.npus);
+  // The verdict the run would give: check_platform runs an XML's checks in a child process.
+  const sim::PlatformShape platform = sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform});
+  sim::check_ranks_fit(platform, w.parallel.ranks(), w.parallel.ranks_per_node);
 }
 
 }  // namespace epsim::tools

@@ -42,8 +42,8 @@ struct RunOutcome {
 RunOutcome run_request(const RunRequest& request);
 
 // Loads and checks both inputs and that the ranks fit the platform, without
-// sampling or simulating (and without SimGrid for cluster TOMLs). A SimGrid
-// XML platform is only checked to exist here; the run checks the rest.
+// sampling or simulating: the platform gets run_request's verdict
+// (sim::check_platform; a SimGrid XML is checked in a child process).
 void check_run_request(const RunRequest& request);
 
 }  // namespace epsim::tools

@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "core/overrides.hpp"
 #include "core/toml_reader.hpp"
@@ -28,6 +30,18 @@ double latency_or_zero(TableReader& t, std::string_view key) {
   return v;
 }
 
+// A share in [0, kCommComputeShareLimit), default 0: the same range as the
+// platform contract check, so a cluster that reads here also simulates.
+double read_share(TableReader& t, std::string_view key) {
+  const toml::node* n = t.node(key);
+  if (!n) return 0;
+  if (!n->is_number()) t.number(key, 0, kCommComputeShareLimit);  // fails with the type found
+  const double v = n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
+  if (!(v >= 0 && v < kCommComputeShareLimit))
+    t.fail(key, fmt::format("expected a number in [0, {:g}), got {:g}", kCommComputeShareLimit, v));
+  return v;
+}
+
 NpuSpec read_npu(TableReader t) {
   NpuSpec npu;
   npu.model = t.string_or("model", "");
@@ -39,7 +53,7 @@ NpuSpec read_npu(TableReader t) {
   }
   npu.hbm_bandwidth_Bps = t.quantity("hbm_bandwidth", Quantity::kBandwidth);
   npu.hbm_capacity_bytes = t.quantity("hbm_capacity", Quantity::kBytes);
-  npu.comm_compute_share = t.number_or("comm_compute_share", 0, 0, 1);
+  npu.comm_compute_share = read_share(t, "comm_compute_share");
   t.finish();
   return npu;
 }
@@ -48,6 +62,7 @@ NodeSpec read_node(TableReader t, bool supernode) {
   NodeSpec node;
   node.npus = static_cast<int>(t.integer("npus", 1, 4096));
   node.count = static_cast<int>(t.integer("count", 1, 65536));
+  node.count_given_at = location_of(*t.node("count"));
   if (!supernode) {
     node.fabric =
         t.choice("fabric", {"mesh", "switch"}) == "mesh" ? NodeFabricKind::kMesh : NodeFabricKind::kSwitch;

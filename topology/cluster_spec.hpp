@@ -8,6 +8,8 @@
 
 #include <toml++/toml.h>
 
+#include "core/error.hpp"
+
 namespace epsim::topology {
 
 // One NPU (or GPU). Every rate is > 0 unless said otherwise.
@@ -18,8 +20,13 @@ struct NpuSpec {
   double flops_int8 = 0;          // OP/s, 0 when not given (only read when there is no FP8)
   double hbm_bandwidth_Bps = 0;   // bytes/s
   double hbm_capacity_bytes = 0;  // bytes
-  double comm_compute_share = 0;  // [0, 1]: share of compute that communication kernels occupy
+  double comm_compute_share = 0;  // [0, kCommComputeShareLimit): share of compute that communication kernels occupy
 };
+
+// comm_compute_share must stay below this (a communication kernel holding
+// all of an NPU would starve its compute): the TOML reader and the platform
+// contract check (sim/platform/npu_platform.hpp) both use it.
+inline constexpr double kCommComputeShareLimit = 1;
 
 // The fabric inside a node. `kMesh`: one point-to-point link per NPU pair
 // (HCCS); `kSwitch`: one port per NPU into a switch (NVSwitch).
@@ -28,6 +35,7 @@ enum class NodeFabricKind { kMesh, kSwitch };
 struct NodeSpec {
   int npus = 0;   // NPUs per node, >= 1
   int count = 0;  // nodes in the cluster, >= 1
+  SourceLocation count_given_at;  // where `count` was read (file:line:col, or "--set ..."), for placement errors
   NodeFabricKind fabric = NodeFabricKind::kMesh;
   double link_bandwidth_Bps = 0;  // per pair (mesh) or per port (switch), each direction
   double link_latency_s = 0;

@@ -10,6 +10,7 @@ TopologyReport make_report(const TopologyGraph& topo) {
   TopologyReport r;
   r.name = topo.spec().name;
   r.source = topo.spec().source;
+  r.npu = topo.spec().npu;
   r.npus = topo.npu_count();
   r.nodes = topo.spec().node.count;
   for (auto [v, end] = boost::vertices(g); v != end; ++v) {
@@ -26,8 +27,23 @@ TopologyReport make_report(const TopologyGraph& topo) {
   return r;
 }
 
+namespace {
+
+// "bf16 376.0 TFLOP/s, int8 752.0 TOP/s (fp8 kernels run at it), fp32 376.0 TFLOP/s (the bf16 peak)".
+std::string npu_rates(const NpuSpec& npu) {
+  std::string out = fmt::format("bf16 {:.1f} TFLOP/s, ", npu.flops_bf16 / 1e12);
+  if (npu.flops_fp8 > 0) out += fmt::format("fp8 {:.1f} TFLOP/s, ", npu.flops_fp8 / 1e12);
+  else out += fmt::format("int8 {:.1f} TOP/s (fp8 kernels run at it), ", npu.flops_int8 / 1e12);
+  return out + fmt::format("fp32 {:.1f} TFLOP/s (the bf16 peak)", npu.flops_bf16 / 1e12);
+}
+
+}  // namespace
+
 std::string format_report(const TopologyReport& r) {
   std::string out = fmt::format("platform {} ({})\n", r.name, r.source);
+  out += fmt::format("  NPU {}: {}\n", r.npu.model.empty() ? "(no model given)" : r.npu.model, npu_rates(r.npu));
+  out += fmt::format("  HBM {:.1f} GB/s, {:.1f} GB per NPU; communication kernels hold {:g} % of compute\n",
+                     r.npu.hbm_bandwidth_Bps / 1e9, r.npu.hbm_capacity_bytes / 1e9, 100 * r.npu.comm_compute_share);
   out += fmt::format("  {} NPUs in {} nodes, {} switch{}, {} links, {}\n", r.npus, r.nodes, r.switches,
                      r.switches == 1 ? "" : "es", r.links, r.connected ? "connected" : "DISCONNECTED");
   out += fmt::format("  bisection bandwidth {:.1f} GB/s, diameter {} hops\n", r.bisection_Bps / 1e9,
@@ -56,8 +72,17 @@ nlohmann::json report_json(const TopologyReport& r) {
                        {"hops", c.route.hops},
                        {"links", links}});
   }
+  nlohmann::json npu = {{"model", r.npu.model},
+                         {"flops_bf16_per_s", r.npu.flops_bf16},
+                         {"flops_fp32_per_s", r.npu.flops_bf16},
+                         {"hbm_bandwidth_Bps", r.npu.hbm_bandwidth_Bps},
+                         {"hbm_capacity_bytes", r.npu.hbm_capacity_bytes},
+                         {"comm_compute_share", r.npu.comm_compute_share}};
+  if (r.npu.flops_fp8 > 0) npu["flops_fp8_per_s"] = r.npu.flops_fp8;
+  else npu["flops_int8_per_s"] = r.npu.flops_int8;
   return {{"name", r.name},
           {"source", r.source},
+          {"npu", npu},
           {"npus", r.npus},
           {"nodes", r.nodes},
           {"switches", r.switches},

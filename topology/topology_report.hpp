@@ -1,5 +1,6 @@
-// What `epsim platform show` prints: the cluster, its links, the route of
-// each class of NPU pairs, bisection bandwidth and diameter; text or JSON.
+// What `epsim platform show` prints: the cluster, its NPU (peak rates per
+// dtype, HBM), its links, the route of each class of NPU pairs, bisection
+// bandwidth and diameter; text or JSON.
 #pragma once
 
 #include <string>
@@ -15,6 +16,7 @@ namespace epsim::topology {
 struct TopologyReport {
   std::string name;
   std::string source;
+  NpuSpec npu;  // as the simulator gets it (fp32 runs at the bf16 peak: the TOML has no fp32 figure)
   int npus = 0;
   int nodes = 0;
   int switches = 0;
@@ -28,7 +30,7 @@ struct TopologyReport {
 // Computes the report (graph algorithms only, no SimGrid).
 TopologyReport make_report(const TopologyGraph& topo);
 
-// Human-readable, units as GB/s and us.
+// Human-readable: TFLOP/s (TOP/s for int8), GB/s, GB (1e9 bytes) and us.
 std::string format_report(const TopologyReport& report);
 
 // The same figures in SI units (bytes/s, seconds).

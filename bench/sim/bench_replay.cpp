@@ -4,22 +4,24 @@
 // RSS and the simulated step. Usage:
 //   bench_replay --ep 64 [--schedule serial|overlap] [--granularity per-flow|aggregated|hierarchical]
 //   bench_replay --ep 256 --skewed-dispatch
-//   --zoned: topology's zoned platform instead of the flattened one the replay uses
+//   --zoned: the zoned XML export (epsim platform xml) instead of the flattened build the replay uses
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "sim/platform/flat_platform.hpp"
 #include "sim/simulate.hpp"
 #include "topology/cluster_spec.hpp"
-#include "topology/simgrid_platform.hpp"
+#include "topology/platform_plan.hpp"
+#include "topology/platform_xml.hpp"
 #include "workloads/task_graph_builder.hpp"
 #include "workloads/workload_loader.hpp"
 
@@ -64,7 +66,7 @@ double peak_rss_bytes() {
 int main(int argc, char** argv) {
   int ep = 64;
   bool skewed_dispatch = false;
-  bool zoned = false;  // topology's zoned platform instead of the flattened one
+  bool zoned = false;  // the zoned XML export instead of the flattened build
   sim::ReplayOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -95,15 +97,15 @@ int main(int argc, char** argv) {
     if (skewed_dispatch) graph = first_dispatch(graph);
     auto t1 = std::chrono::steady_clock::now();
     const double cpu0_s = cpu_s();
-    sim::Simulation s = sim::simulate(
-        "a2",
-        [&] {
-          if (zoned)
-            topology::build_platform(cluster);
-          else
-            sim::build_flat_platform(cluster);
-        },
-        graph, options);
+    const std::string xml = "/tmp/bench_replay_" + std::to_string(::getpid()) + ".xml";
+    if (zoned) {
+      std::ofstream out(xml);
+      topology::write_platform_xml(topology::make_platform_plan(topology::TopologyGraph(cluster)), cluster.name, out);
+    }
+    sim::Simulation s = zoned ? sim::simulate(xml, graph, options)
+                              : sim::simulate(sim::PlatformRequest{"a2", {"node.count=" + std::to_string(nodes)}},
+                                              graph, options);
+    if (zoned) std::remove(xml.c_str());
     auto t2 = std::chrono::steady_clock::now();
     const double replay_cpu_s = cpu_s() - cpu0_s;
     std::printf("%s\n", fmt::format(R"({{"ep":{},"what":"{}","schedule":"{}","granularity":"{}","tasks":{},)"

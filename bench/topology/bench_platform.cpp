@@ -1,8 +1,8 @@
 // Times each stage of turning a cluster TOML into a loaded SimGrid platform,
 // once, in one process (SimGrid allows one engine per process).
 //   bench_platform build|xml PRESET [key=value]...
-// build: spec -> graph -> plan -> SimGrid zones in C++ (what the simulator does);
-// xml:   spec -> graph -> plan -> XML file -> SimGrid's parser (epsim platform xml + load).
+// build: spec -> graph -> plan -> one flat SimGrid zone in C++ + contract check (what `epsim run` does);
+// xml:   spec -> graph -> plan -> zoned XML file -> probe, SimGrid's parser, contract (platform xml + run).
 // Prints one line of "stage=seconds" figures.
 #include <chrono>
 #include <cstdio>
@@ -15,10 +15,11 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 
+#include "sim/platform/flat_platform.hpp"
+#include "sim/platform/platform_loader.hpp"
 #include "topology/cluster_spec.hpp"
 #include "topology/platform_plan.hpp"
 #include "topology/platform_xml.hpp"
-#include "topology/simgrid_platform.hpp"
 #include "topology/topology_checks.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -37,10 +38,6 @@ int main(int argc, char** argv) {
   }
   const std::string mode = argv[1];
   std::vector<std::string> overrides(argv + 3, argv + argc);
-  int sg_argc = 1;
-  sg4::Engine engine(&sg_argc, argv);
-  configure_engine();
-
   auto t0 = std::chrono::steady_clock::now();
   ClusterSpec spec = load_cluster_spec(argv[2], overrides);
   TopologyGraph topo(spec);
@@ -52,7 +49,7 @@ int main(int argc, char** argv) {
 
   double xml_write_s = 0;
   auto t2 = std::chrono::steady_clock::now();
-  std::vector<NpuHost> npus;
+  epsim::sim::OpenPlatform open;
   if (mode == "xml") {
     std::string path = "/tmp/bench_platform_" + std::to_string(::getpid()) + ".xml";
     {
@@ -61,19 +58,18 @@ int main(int argc, char** argv) {
     }
     xml_write_s = seconds_since(t2);
     t2 = std::chrono::steady_clock::now();
-    npus = load_platform_xml(path);
+    open = epsim::sim::open_platform(epsim::sim::PlatformRequest{path, {}});  // probe, load, contract
     std::remove(path.c_str());
   } else {
-    npus = build_platform(plan);
+    open = epsim::sim::open_platform(spec);  // the replay's flat build, contract
   }
+  const std::vector<sg4::Host*>& hosts = open.loaded.hosts;
   double load_s = seconds_since(t2);
 
   // Route lookups the simulator will make: 10,000 random NPU pairs.
   auto t3 = std::chrono::steady_clock::now();
   std::mt19937 rng(42);
-  std::uniform_int_distribution<std::size_t> pick(0, npus.size() - 1);
-  std::vector<sg4::Host*> hosts;
-  for (const NpuHost& h : npus) hosts.push_back(sg4::Host::by_name(h.name));
+  std::uniform_int_distribution<std::size_t> pick(0, hosts.size() - 1);
   double latency_sum = 0;
   for (int i = 0; i < 10000; ++i) {
     std::vector<sg4::Link*> links;
@@ -92,7 +88,7 @@ int main(int argc, char** argv) {
       "npus={} routes={} graph_s={:.4f} plan_s={:.4f} xml_write_s={:.4f} load_s={:.4f} "
       "total_s={:.4f} route_lookups_10k_s={:.4f} checks_s={:.4f} bisection_GBps={:.0f} diameter={} "
       "mean_latency_us={:.3f}\n",
-      npus.size(), plan.route_count, graph_s, plan_s, xml_write_s, load_s,
+      hosts.size(), plan.route_count, graph_s, plan_s, xml_write_s, load_s,
       graph_s + plan_s + xml_write_s + load_s, routes_s, checks_s, bisection / 1e9, diameter,
       latency_sum / 10000 * 1e6);
   return 0;

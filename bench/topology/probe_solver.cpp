@@ -16,7 +16,7 @@
 #include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
-#include "topology/simgrid_platform.hpp"
+#include "sim/platform/sim_engine.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -29,9 +29,8 @@ int main(int argc, char** argv) {
   const bool mailbox = std::string(argv[2]) == "mailbox";
   const int n = std::stoi(argv[3]);
   const bool alltoall = argc == 5 && std::string(argv[4]) == "alltoall";
-  int sg_argc = 1;
-  sg4::Engine engine(&sg_argc, argv);
-  epsim::topology::configure_engine();
+  epsim::sim::SimEngine sim_engine("probe_solver");
+  sg4::Engine& engine = sim_engine.engine();
 
   // A star: host i -- private link i -- center -- private link j -- host j.
   auto* zone = sg4::create_star_zone("star");

@@ -1,4 +1,5 @@
-// NPU discovery and platform-contract checks.
+// NPU discovery and the platform-contract check: the one check every
+// platform (built from a cluster or loaded from XML) goes through.
 #include "sim/platform/npu_platform.hpp"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -15,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "topology/cluster_spec.hpp"
 
 namespace epsim::sim {
 
@@ -29,41 +32,48 @@ struct Context {
   }
 };
 
-// A property value: a plain number (SI) or a unit string such as "1.6TBps".
-// Returns `fallback` when the property is absent.
-double number_property(const Context& ctx, const s4u::Host* host, const char* key, Quantity kind,
+// A property value: a plain number (SI) or, when `kind` is given, a unit
+// string such as "1.6TBps". Returns `fallback` when the property is absent.
+double number_property(const Context& ctx, const s4u::Host* host, const char* key, std::optional<Quantity> kind,
                        double fallback) {
   const char* text = host->get_property(key);
   if (text == nullptr) return fallback;
+  const std::string subject = fmt::format("host {} property {}", host->get_name(), key);
   char* end = nullptr;
   double value = std::strtod(text, &end);
   if (end == text || *end != '\0') {
+    if (!kind) ctx.fail(subject, fmt::format("expected a plain number, got \"{}\"", text));
     try {
-      value = parse_quantity(text, kind);
+      value = parse_quantity(text, *kind);
     } catch (const std::invalid_argument& e) {
-      ctx.fail(fmt::format("host {} property {}", host->get_name(), key), e.what());
+      ctx.fail(subject, e.what());
     }
   }
   if (!std::isfinite(value) || value < 0)
-    ctx.fail(fmt::format("host {} property {}", host->get_name(), key),
-             fmt::format("expected a finite number >= 0, got \"{}\"", text));
+    ctx.fail(subject, fmt::format("expected a finite number >= 0, got \"{}\"", text));
   return value;
 }
 
-// "node{N}.npu{I}" -> (N, I); false for any other name. Parsed by hand:
-// <regex> trips -Werror under the sanitizer build.
+// A decimal index without leading zeros and at most 9 digits, from `at` to
+// the end of the name or to `stop`.
+bool index_at(const std::string& name, std::size_t& at, int& out) {
+  const std::size_t start = at;
+  out = 0;
+  while (at < name.size() && name[at] >= '0' && name[at] <= '9') {
+    if (at - start == 9) return false;
+    out = out * 10 + (name[at++] - '0');
+  }
+  return at > start && !(name[start] == '0' && at - start > 1);
+}
+
+// "node{N}.npu{I}" -> (N, I); false for any other name ("node01.npu0"
+// included). Parsed by hand: <regex> trips -Werror under the sanitizer build.
 bool parse_npu_name(const std::string& name, int& node, int& local) {
-  auto digits = [&](std::size_t& at, int& out) {
-    const std::size_t start = at;
-    out = 0;
-    while (at < name.size() && name[at] >= '0' && name[at] <= '9' && at - start < 9) out = out * 10 + (name[at++] - '0');
-    return at > start;
-  };
   if (name.compare(0, 4, "node") != 0) return false;
   std::size_t at = 4;
-  if (!digits(at, node) || name.compare(at, 4, ".npu") != 0) return false;
+  if (!index_at(name, at, node) || name.compare(at, 4, ".npu") != 0) return false;
   at += 4;
-  return digits(at, local) && at == name.size();
+  return index_at(name, at, local) && at == name.size();
 }
 
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
@@ -125,8 +135,8 @@ LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& p
     npu.hbm_bandwidth_Bps = number_property(ctx, host, "hbm_bandwidth", Quantity::kBandwidth, -1);
     if (!(npu.hbm_bandwidth_Bps > 0)) ctx.fail(subject, "property hbm_bandwidth (B/s) is required and must be > 0");
     npu.hbm_capacity_bytes = number_property(ctx, host, "hbm_capacity", Quantity::kBytes, 0);
-    npu.comm_compute_share = number_property(ctx, host, "comm_compute_share", Quantity::kFlopRate, 0);
-    if (npu.comm_compute_share >= 1)
+    npu.comm_compute_share = number_property(ctx, host, "comm_compute_share", std::nullopt, 0);
+    if (npu.comm_compute_share >= topology::kCommComputeShareLimit)
       ctx.fail(subject, fmt::format("property comm_compute_share must be in [0, 1), got {:g}", npu.comm_compute_share));
     for (auto [key, expected] : {std::pair<const char*, int>{"node", npu.node}, {"local", npu.local}}) {
       const char* text = host->get_property(key);
@@ -197,6 +207,13 @@ LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& p
   facts.routes = RouteTable(n, resolve);
   for (int s = 0; s < n; ++s) facts.routes.links(s, s);
   return out;
+}
+
+void check_all_routes(const PlatformFacts& facts) {
+  const int n = facts.routes.npus();
+  for (int s = 0; s < n; ++s) {
+    for (int d = 0; d < n; ++d) facts.routes.links(s, d);
+  }
 }
 
 }  // namespace epsim::sim

@@ -20,15 +20,22 @@ struct LoadedPlatform {
   std::vector<simgrid::s4u::Host*> hosts;  // parallel to facts.npus
 };
 
-// The contract (see docs/simulator.md): hosts named node{N}.npu{I} forming a
-// full grid of N nodes x I NPUs; host speed = bf16 peak FLOP/s; properties
+// The contract (docs/platform.md, "Contract for hand-written SimGrid XML"):
+// hosts named node{N}.npu{I} (no leading zeros) forming a full grid of N nodes x I NPUs; host speed = bf16 peak FLOP/s; properties
 // hbm_bandwidth (B/s, required), flops_bf16 (= speed when given), flops_fp8
 // or flops_int8, flops_fp32, hbm_capacity (B), comm_compute_share (in [0,1),
 // default 0), node and local (= the name's numbers when given); a link
 // node{N}.npu{I}.hbm with the HBM bandwidth and latency 0; the loopback
 // route of an NPU is exactly its HBM link; routes between NPUs start with
 // the source's HBM link and end with the destination's.
+// Properties are plain SI numbers or unit strings ("1.6TBps"), except
+// comm_compute_share, node and local (plain numbers).
 // Throws InputError naming `platform_path` and the offending host or link.
+// Loopbacks are checked here, other routes when first used (check_all_routes).
 LoadedPlatform discover_platform(const simgrid::s4u::Engine& engine, const std::string& platform_path);
+
+// Fetches and checks the route between every pair of NPUs (npus^2 routes):
+// the full contract, for checks that run no simulation. Throws as discover_platform.
+void check_all_routes(const PlatformFacts& facts);
 
 }  // namespace epsim::sim

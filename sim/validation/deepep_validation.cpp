@@ -11,10 +11,10 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include "core/error.hpp"
+#include "sim/platform/platform_loader.hpp"
 #include "sim/platform/sim_engine.hpp"
 #include "topology/cluster_spec.hpp"
 #include "topology/names.hpp"
-#include "topology/simgrid_platform.hpp"
 #include "workloads/deepep_routing.hpp"
 
 namespace epsim::sim {
@@ -143,7 +143,12 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
   if (o.rdma_calibration_ep <= kGpusPerNode)
     throw option_error("--rdma-row", "RDMA calibrates on an internode row (EP > 8)");
 
-  topology::ClusterSpec spec = topology::load_cluster_spec(o.platform, o.overrides);
+  // The platform's verdict is check_platform's, as for every command.
+  const PlatformShape shape = check_platform(PlatformRequest{o.platform, o.overrides});
+  if (!shape.cluster)
+    throw InputError(SourceLocation{shape.source}, "",
+                     "DeepEP validation needs a cluster TOML or preset, not a SimGrid XML");
+  const topology::ClusterSpec& spec = *shape.cluster;
   if (spec.node.npus != kGpusPerNode || !spec.scaleout)
     throw InputError(SourceLocation{spec.source}, "node.npus",
                      "DeepEP's rows need 8 GPUs per node and a scale-out network");
@@ -152,7 +157,8 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
     throw InputError(SourceLocation{spec.source}, "node.count",
                      "EP" + std::to_string(max_ep) + " needs " + std::to_string(max_ep / kGpusPerNode) +
                          " nodes, the platform has " + std::to_string(spec.node.count));
-  SimEngine engine(spec.source, [&spec] { topology::build_platform(spec); });
+  OpenPlatform platform = open_platform(spec);
+  SimEngine& engine = *platform.engine;
   std::vector<s4u::Host*> hosts;
   for (int n = 0; n < spec.node.count; ++n)
     for (int i = 0; i < kGpusPerNode; ++i) hosts.push_back(s4u::Host::by_name(topology::names::npu(n, i)));

@@ -1,19 +1,21 @@
-// The flattened platform the replay uses for cluster presets times exactly
-// like topology's zoned platform: same step, same bounds, same link bytes.
+// The flattened platform the replay builds for cluster presets times exactly
+// like the zoned platform `epsim platform xml` exports for them (loaded back
+// through the XML path): same step, same bounds, same link bytes.
 #include <cstdio>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "sim/platform/flat_platform.hpp"
 #include "sim/simulate.hpp"
 #include "sim_test_support.hpp"
-#include "topology/simgrid_platform.hpp"
+#include "topology/platform_plan.hpp"
+#include "topology/platform_xml.hpp"
 
 using namespace epsim;
 using namespace epsim::sim;
 
-TEST_CASE("the flattened A2 platform gives the zoned platform's step, bounds and link bytes") {
+TEST_CASE("the flattened A2 platform gives its zoned XML export's step, bounds and link bytes") {
   const topology::ClusterSpec cluster = topology::load_cluster_spec("a2", {"node.count=2"});
   testing::MoeShape shape;
   shape.ranks = 16;
@@ -22,17 +24,14 @@ TEST_CASE("the flattened A2 platform gives the zoned platform's step, bounds and
   shape.weights[9] = 0.5;
   shape.grad_all_reduce = true;
   const workloads::TaskGraph graph = testing::moe_graph(shape);
+  const std::string xml = std::string(EPSIM_BINARY_DIR) + "/flat_vs_zoned_a2.xml";
+  {
+    std::ofstream out(xml);
+    topology::write_platform_xml(topology::make_platform_plan(topology::TopologyGraph(cluster)), cluster.name, out);
+  }
   auto run = [&](bool flat) {
     return testing::in_child([&] {
-      Simulation s = simulate(
-          "a2",
-          [&] {
-            if (flat)
-              build_flat_platform(cluster);
-            else
-              topology::build_platform(cluster);
-          },
-          graph);
+      Simulation s = flat ? simulate(PlatformRequest{"a2", {"node.count=2"}}, graph) : simulate(xml, graph);
       std::string out = fmt::format("{:.17g} {:.17g}", s.timeline.step_s, s.bounds.step_s);
       for (const LinkRow& l : s.report.busiest_links) out += fmt::format(" {}={:.17g}", l.link, l.bytes);
       return out;

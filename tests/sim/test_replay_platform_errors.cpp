@@ -1,14 +1,15 @@
 // Platforms that break the contract fail with a message naming the file and
 // the host, link or route at fault: a table of small inline XML variants,
-// each loaded in its own child process (one SimGrid engine each).
+// each checked (check_platform) and opened (open_platform, in its own child
+// process: one SimGrid engine each), with the same verdict from both.
 #include <cstdio>
 #include <fstream>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "sim/platform/npu_platform.hpp"
-#include "sim/platform/sim_engine.hpp"
+#include "core/error.hpp"
+#include "sim/platform/platform_loader.hpp"
 #include "sim_test_support.hpp"
 
 using namespace epsim::sim;
@@ -45,11 +46,19 @@ const std::string kLoop =
 std::string load(const std::string& xml, const std::string& name) {
   const std::string path = fmt::format("{}/bad_platform_{}.xml", EPSIM_BINARY_DIR, name);
   std::ofstream(path) << xml;
-  return testing::in_child([&] {
-    SimEngine engine(path);
-    LoadedPlatform p = discover_platform(engine.engine(), path);
-    return fmt::format("ok {} npus", p.facts.npus.size());
+  std::string checked;
+  try {
+    const PlatformShape shape = check_platform(PlatformRequest{path, {}});
+    checked = fmt::format("ok {} npus", shape.nodes * shape.npus_per_node);
+  } catch (const epsim::InputError& e) {
+    checked = std::string("ERROR: ") + e.what();
+  }
+  const std::string opened = testing::in_child([&] {
+    OpenPlatform p = open_platform(PlatformRequest{path, {}});
+    return fmt::format("ok {} npus", p.loaded.facts.npus.size());
   });
+  CHECK(checked == opened);
+  return opened;
 }
 
 }  // namespace
@@ -82,7 +91,9 @@ TEST_CASE("platforms that break the contract are rejected with the culprit named
       {"no_loopback", platform(kProps, kHbm, ""), "route node0.npu1 -> node0.npu1"},
       {"grid_hole", platform(kProps, kHbm, kLoop, R"(<host id="node1.npu1" speed="1Tf"/>)"),
        "missing host node1.npu0"},
-      {"not_xml", "<platform", "SimGrid could not load the platform"},
+      {"not_xml", "<platform", "not a valid SimGrid platform"},
+      {"share_as_unit", platform(kProps + R"(<prop id="comm_compute_share" value="0.1Tf"/>)", kHbm, kLoop),
+       "host node0.npu1 property comm_compute_share: expected a plain number, got \"0.1Tf\""},
   };
   for (const Case& c : cases) {
     std::string out = load(c.xml, c.name);

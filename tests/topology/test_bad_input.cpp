@@ -43,7 +43,7 @@ TEST_CASE("bad platform files give file:line:col, key path and reason", "[spec][
       {"no_low_precision.toml",
        "4:1: error: npu.flops_fp8: missing required key (give flops_fp8, or flops_int8"},
       {"share_out_of_range.toml",
-       "9:22: error: npu.comm_compute_share: expected a number in [0, 1], got 1.5"},
+       "9:22: error: npu.comm_compute_share: expected a number in [0, 1), got 1.5"},
       {"supernode_and_scaleout.toml", "17:1: error: scaleout: a supernode has no separate scale-out fabric"},
       {"unknown_key.toml", "11:7: error: node.npu: unknown key (did you mean \"npus\"?)"},
       {"unknown_key_typo.toml",

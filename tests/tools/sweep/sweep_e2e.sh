@@ -53,8 +53,8 @@ case "$case_name" in
   failing)
     # ep=64 cannot split tiny-moe's 32 experts: rejected before running, with
     # the spec's line. A SimGrid XML with one node cannot hold 4 ranks at 2
-    # per node: that fails at run time. The others complete and the exit
-    # code says some failed.
+    # per node: the pre-check probes the XML and rejects that point too. The
+    # others complete and the exit code says some failed.
     cat > "$work/spec.toml" <<SPEC
 schema_version = 1
 [base]
@@ -77,7 +77,7 @@ SPEC
     canonical "$work/spec.results.jsonl" > "$work/c"
     [ "$(grep -c $'\tok\t' "$work/c")" -eq 2 ] || fail "expected 2 ok points"
     [ "$(grep -c $'\tfailed\t' "$work/c")" -eq 4 ] || fail "expected 4 failed points"
-    /usr/bin/python3 - "$work/spec.results.jsonl" <<'PY' || fail "run-time failure not recorded with its location"
+    /usr/bin/python3 - "$work/spec.results.jsonl" <<'PY' || fail "XML placement failure not recorded with its location"
 import json, sys
 errors = [json.loads(l).get("error", "") for l in open(sys.argv[1]) if '"point":2,' in l]
 want = "placement: 4 ranks at 2 per node need 2 nodes; the platform has 1"

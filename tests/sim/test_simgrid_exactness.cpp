@@ -1,6 +1,7 @@
 // The SimGrid 3.32 findings epsim relies on, proved on tiny platforms with
 // analytic answers (docs/simgrid-model.md): exact lone transfers, fair
 // sharing, the HBM roofline, and what the other models would do instead.
+// The platform is the replay's flat build of a tiny cluster.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -13,8 +14,9 @@
 #include <xbt/log.h>
 
 #include "core/toml_reader.hpp"
-#include "topology/simgrid_platform.hpp"
-#include "topology/topology_graph.hpp"
+#include "sim/platform/flat_platform.hpp"
+#include "sim/platform/sim_engine.hpp"
+#include "topology/cluster_spec.hpp"
 
 using namespace epsim;
 using namespace epsim::topology;
@@ -46,17 +48,34 @@ switch_latency = "0.5us"
 
 ClusterSpec tiny() { return read_cluster_spec(parse_toml_text(kTiny, "tiny.toml"), "tiny.toml"); }
 
-std::unique_ptr<sg4::Engine> engine_with(const std::vector<std::string>& extra_config,
-                                         bool epsim_models = true) {
+// An engine with epsim's configuration (sim::SimEngine) plus `extra_config`,
+// or with SimGrid's defaults (logs silenced) to show what epsim avoids.
+struct TestEngine {
+  std::unique_ptr<sim::SimEngine> epsim;
+  std::unique_ptr<sg4::Engine> plain;
+  sg4::Engine* operator->() { return epsim ? &epsim->engine() : plain.get(); }
+  sg4::Engine& operator*() { return epsim ? epsim->engine() : *plain; }
+};
+
+TestEngine engine_with(const std::vector<std::string>& extra_config, bool epsim_models = true) {
+  TestEngine e;
+  if (epsim_models) {
+    sim::EngineOptions options;
+    options.extra_config = extra_config;
+    e.epsim = std::make_unique<sim::SimEngine>("test", options);
+    return e;
+  }
   static int argc = 1;
   static char name[] = "test_simgrid_exactness";
   static char* argv[] = {name, nullptr};
-  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
-  if (epsim_models) configure_engine();
-  else xbt_log_control_set("root.thres:critical");
+  e.plain = std::make_unique<sg4::Engine>(&argc, argv);
+  xbt_log_control_set("root.thres:critical");
   for (const std::string& c : extra_config) sg4::Engine::set_config(c);
-  return engine;
+  return e;
 }
+
+// The replay's platform for the tiny cluster (one flat Full zone).
+void build_platform(const ClusterSpec& spec) { sim::build_flat_platform(spec); }
 
 sg4::Host* host(const char* name) { return sg4::Host::by_name(name); }
 

@@ -1,0 +1,67 @@
+// The one path from a platform argument to a checked SimGrid platform.
+// Every command that takes a platform (run, sweep, platform check, validate)
+// goes through here, so a file gets the same verdict everywhere:
+//   - a preset or cluster TOML is read (topology/cluster_spec.hpp, whose
+//     ranges are the contract's) and built as one flat Full zone
+//     (flat_platform.hpp) from topology's PlatformPlan and routes;
+//   - a SimGrid XML is first loaded and checked in a child process
+//     (child_probe.hpp: SimGrid aborts become InputError), then loaded here;
+//   - either way the result passes one contract check (npu_platform.hpp).
+// The zoned platform of a cluster exists only as `epsim platform xml`'s
+// export (topology/platform_xml.hpp); loading that file times like the flat build.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/platform/npu_platform.hpp"
+#include "sim/platform/sim_engine.hpp"
+#include "topology/cluster_spec.hpp"
+
+namespace epsim::sim {
+
+struct PlatformRequest {
+  std::string platform;                // preset name, cluster TOML, or SimGrid XML (a name ending in .xml)
+  std::vector<std::string> overrides;  // --set key=value for a cluster; a SimGrid XML takes none
+};
+
+// True when `platform` names a SimGrid XML file (ends in ".xml").
+bool is_platform_xml(const std::string& platform);
+
+// What a check learns about a platform without simulating on it.
+struct PlatformShape {
+  std::string source;  // the file: the preset's TOML, the cluster TOML or the XML
+  int nodes = 0;
+  int npus_per_node = 0;
+  std::optional<topology::ClusterSpec> cluster;  // for a preset or cluster TOML
+};
+
+// The platform verdict without an engine in this process (for `platform
+// check` and sweep pre-checks): a cluster is read and checked; an XML is
+// loaded and fully checked (every NPU route included) in a child process.
+// Throws InputError, the same one open_platform would throw.
+PlatformShape check_platform(const PlatformRequest& request);
+
+// The platform open in this process's one engine.
+struct OpenPlatform {
+  std::unique_ptr<SimEngine> engine;
+  LoadedPlatform loaded;  // NPU facts and hosts, checked
+  PlatformShape shape;
+};
+
+// Checks the platform as check_platform does, then constructs the engine
+// and builds (cluster) or loads (XML) the platform into it and runs the
+// contract check. Once per process (one SimGrid engine). Throws InputError.
+OpenPlatform open_platform(const PlatformRequest& request, const EngineOptions& options = {});
+
+// The same for a cluster already read (e.g. checked for a command's own needs first).
+OpenPlatform open_platform(const topology::ClusterSpec& cluster, const EngineOptions& options = {});
+
+// Throws InputError when `ranks` at `ranks_per_node` do not fit `platform`.
+// Too few nodes in a cluster is reported at node.count (where it was given)
+// with the count needed; other misfits as place_ranks reports them.
+void check_ranks_fit(const PlatformShape& platform, int ranks, int ranks_per_node);
+
+}  // namespace epsim::sim
