@@ -54,8 +54,8 @@ double number_property(const Context& ctx, const s4u::Host* host, const char* ke
   return value;
 }
 
-// A decimal index without leading zeros and at most 9 digits, from `at` to
-// the end of the name or to `stop`.
+// Reads the decimal index starting at `at` (advanced past its digits):
+// false unless it has 1 to 9 digits and no leading zero.
 bool index_at(const std::string& name, std::size_t& at, int& out) {
   const std::size_t start = at;
   out = 0;
