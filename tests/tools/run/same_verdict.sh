@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# One platform, one verdict: `epsim platform check`, `epsim run` and the
-# sweep's pre-check of a point must reject a bad platform with the same
-# one line (exit 2 for check and run; the sweep reports it for point 0).
+# One platform, one verdict: `epsim platform check`, `epsim run`, `epsim
+# validate` and the sweep's pre-check of a point must reject a bad platform
+# with the same one line (exit 2; the sweep reports it for point 0).
 #   same_verdict.sh EPSIM CHECK|NOCHECK PLATFORM WORKLOAD [KEY=VALUE...]
 # KEY=VALUE go to every command as --set (sweep: [base] set, which wants a
 # platform. or workload. prefix; `platform check` gets them without it). NOCHECK skips
-# `platform check` (for verdicts that need the workload, e.g. node.count).
+# `platform check` and `validate` (for verdicts that need the workload, e.g. node.count).
 # Run from the project root, as users do.
 set -u
 epsim="$1"; with_check="$2"; platform="$3"; workload="$4"; shift 4
@@ -29,6 +29,10 @@ if [ "$with_check" = CHECK ]; then
   rc=$?
   [ "$rc" -eq 2 ] && [ ! -s "$work/check.out" ] || fail "platform check: exit $rc"
   [ "$(cat "$work/check.err")" = "$verdict" ] || fail "platform check and run differ"
+  "$epsim" validate --platform "$platform" "${platform_sets[@]}" >"$work/validate.out" 2>"$work/validate.err"
+  rc=$?
+  [ "$rc" -eq 2 ] && [ ! -s "$work/validate.out" ] || fail "validate: exit $rc"
+  [ "$(cat "$work/validate.err")" = "$verdict" ] || fail "validate and run differ"
 fi
 
 cat >"$work/spec.toml" <<SPEC
