@@ -1,10 +1,16 @@
 #!/usr/bin/python3
 """Gantt chart of one epsim run from its Chrome trace (`epsim run --trace`).
 
-    tools/plot_timeline.py TRACE.json [--out DIR] [--max-rows N]
+    tools/plot_timeline.py TRACE.json [--out DIR] [--ranks 0,17,42]
 
-One row per NPU stream (compute, EP communication, DP communication),
-bars coloured by task kind; writes timeline.png and timeline.svg.
+Rows are the streams (compute, EP communication, DP communication) of a few
+ranks chosen to differ: by default the ranks with the largest, the median
+and the smallest compute busy time; --ranks names them instead. Bars are
+coloured by task kind, waits are pale, a line marks the end of the step.
+Writes timeline.png and timeline.svg.
+
+Fast on large traces: the trace is read once, only the chosen rows are
+drawn, and each (row, kind) is one matplotlib collection, not one per event.
 """
 import argparse
 import json
@@ -18,6 +24,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 KINDS = ["attention", "gate", "dense FFN", "shared expert", "expert GEMM", "dispatch", "combine",
          "gradient sync", "optimizer", "wait"]
+STREAMS = 3  # tracks per NPU in the trace: tid = local NPU x STREAMS + stream + 1 (sim/report/trace.cpp)
+
+
+def kind_colours():
+    """One colour per task kind, shared by the timeline and the sweep's phase bars."""
+    return {k: plt.get_cmap("tab10")(i % 10) for i, k in enumerate(KINDS)}
 
 
 def kind_of(event):
@@ -30,50 +42,147 @@ def kind_of(event):
     return event.get("cat", "other")
 
 
-def plot_timeline(trace_path, out_dir, max_rows=32):
-    with open(trace_path, encoding="utf-8") as f:
-        trace = json.load(f)
-    events = trace["traceEvents"] if isinstance(trace, dict) else trace
-    rows, names = {}, {}
-    for e in events:
-        if e.get("ph") == "M" and e.get("name") == "thread_name":
-            names[(e["pid"], e["tid"])] = e["args"]["name"]
-        elif e.get("ph") == "X":
-            rows.setdefault((e["pid"], e["tid"]), []).append(e)
-    keys = sorted(rows)[:max_rows]
-    colours = {k: plt.get_cmap("tab10")(i % 10) for i, k in enumerate(KINDS)}
-    fig, ax = plt.subplots(figsize=(11, 0.32 * len(keys) + 1.6))
+class Trace:
+    """The stream events of one trace, grouped by track and by rank.
+
+    rows:    (pid, tid) -> list of "X" events on that track
+    names:   (pid, tid) -> track name ("npu3 compute")
+    rank_of: (pid, tid) -> the rank whose stream it is
+    compute_busy_s: rank -> sum of its compute events' durations (s)
+    step_s:  end of the last event (s)
+    """
+
+    def __init__(self, path):
+        with open(path, encoding="utf-8") as f:
+            trace = json.load(f)
+        events = trace["traceEvents"] if isinstance(trace, dict) else trace
+        self.rows, self.names, self.rank_of, self.compute_busy_s = {}, {}, {}, {}
+        self.step_s = 0.0
+        for e in events:
+            ph = e.get("ph")
+            if ph == "X":
+                key = (e["pid"], e["tid"])
+                self.rows.setdefault(key, []).append(e)
+                end_us = e["ts"] + e["dur"]
+                if end_us > self.step_s * 1e6:
+                    self.step_s = end_us / 1e6
+                args = e.get("args")
+                if args and "rank" in args:
+                    rank = args["rank"]
+                    self.rank_of[key] = rank
+                    if e.get("cat") == "compute":
+                        self.compute_busy_s[rank] = self.compute_busy_s.get(rank, 0.0) + e["dur"] / 1e6
+            elif ph == "M" and e.get("name") == "thread_name":
+                self.names[(e["pid"], e["tid"])] = e["args"]["name"]
+        # Every track of an NPU belongs to the rank seen on any of its tracks.
+        npu_rank = {(pid, (tid - 1) // STREAMS): r for (pid, tid), r in self.rank_of.items()}
+        for pid, tid in self.rows:
+            if (pid, (tid - 1) // STREAMS) in npu_rank:
+                self.rank_of[(pid, tid)] = npu_rank[(pid, (tid - 1) // STREAMS)]
+
+    def ranks(self):
+        return sorted(set(self.rank_of.values()))
+
+
+def differing_ranks(compute_busy_s):
+    """The ranks with the largest, the median and the smallest compute busy
+    time (ties by lower rank), each once, with the reason it was chosen."""
+    order = sorted(compute_busy_s, key=lambda r: (-compute_busy_s[r], r))
+    if not order:
+        return []
+    picks = [(order[0], "slowest"), (order[len(order) // 2], "median"), (order[-1], "fastest")]
+    chosen, seen = [], set()
+    for rank, why in picks:
+        if rank not in seen:
+            seen.add(rank)
+            chosen.append((rank, why))
+    return chosen
+
+
+def plot_timeline(trace_path, out_dir, ranks=None):
+    """Draws the chart; `ranks` (list of int) overrides the chosen ranks.
+    Returns the ranks drawn. Raises ValueError for a rank not in the trace."""
+    trace = Trace(trace_path)
+    if ranks:
+        missing = [r for r in ranks if r not in set(trace.ranks())]
+        if missing:
+            raise ValueError(f"--ranks: rank {missing[0]} is not in this trace (ranks {trace.ranks()[0]}.."
+                             f"{trace.ranks()[-1]})")
+        chosen = [(r, "named") for r in ranks]
+    else:
+        chosen = differing_ranks(trace.compute_busy_s)
+    keys = []
+    for rank, why in chosen:
+        for key in sorted(k for k, r in trace.rank_of.items() if r == rank):
+            keys.append((key, rank, why))
+    colours = kind_colours()
+    height_in = 0.32 * len(keys) + 1.6
+    fig, ax = plt.subplots(figsize=(11, height_in))
     used = set()
-    for y, key in enumerate(keys):
-        for e in rows[key]:
-            kind = kind_of(e)
+    for y, (key, _, _) in enumerate(keys):
+        by_kind = {}
+        for e in trace.rows[key]:
+            by_kind.setdefault(kind_of(e), []).append((e["ts"] / 1e3, max(e["dur"], 1e-3) / 1e3))
+        for kind, spans in by_kind.items():
             used.add(kind)
-            ax.broken_barh([(e["ts"] / 1e3, max(e["dur"], 1e-3) / 1e3)], (y - 0.4, 0.8),
-                           color=colours.get(kind, "grey"), alpha=0.45 if kind == "wait" else 0.95)
+            ax.broken_barh(spans, (y - 0.4, 0.8), color=colours.get(kind, "grey"),
+                           alpha=0.35 if kind == "wait" else 0.95, linewidth=0)
+    ax.axvline(trace.step_s * 1e3, color="black", lw=1.0, ls="--")
+    ax.set_xlim(0, trace.step_s * 1e3 * 1.02)
+    labels, previous = [], None
+    for y, (key, rank, why) in enumerate(keys):
+        stream = trace.names.get(key, str(key[1])).split(" ", 1)[-1]
+        if rank != previous:
+            if previous is not None:
+                ax.axhline(y - 0.5, color="grey", lw=0.5)
+            busy_ms = trace.compute_busy_s.get(rank, 0.0) * 1e3
+            labels.append(f"rank {rank} {stream} ({why}: {busy_ms:.1f} ms computing)")
+        else:
+            labels.append(f"rank {rank} {stream}")
+        previous = rank
     ax.set_yticks(range(len(keys)))
-    ax.set_yticklabels([f"node{key[0] - 1} {names.get(key, key[1])}" for key in keys], fontsize=7)
-    ax.invert_yaxis()
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.set_ylim(len(keys) - 0.5, -0.5)
     ax.set_xlabel("simulated time (ms)")
-    ax.set_title(f"Timeline of one step ({len(keys)} of {len(rows)} streams)")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in KINDS if k in used]
-    ax.legend(handles, [k for k in KINDS if k in used], fontsize=7, ncol=5, loc="upper center",
-              bbox_to_anchor=(0.5, -0.6 / (0.32 * len(keys) + 1.6)))
+    ax.set_title(f"Timeline of one step ({trace.step_s * 1e3:.1f} ms, dashed line): {len(chosen)} of "
+                 f"{len(trace.ranks())} ranks, chosen by compute busy time" if not ranks else
+                 f"Timeline of one step ({trace.step_s * 1e3:.1f} ms, dashed line): ranks {', '.join(map(str, ranks))}"
+                 f" of {len(trace.ranks())}", fontsize=10)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k], alpha=0.35 if k == "wait" else 0.95)
+               for k in KINDS if k in used]
+    ax.legend(handles, [k for k in KINDS if k in used], fontsize=7, ncol=1, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     for ext in ("png", "svg"):
-        fig.savefig(os.path.join(out_dir, f"timeline.{ext}"), dpi=120, bbox_inches="tight")
+        fig.savefig(os.path.join(out_dir, f"timeline.{ext}"), dpi=110, bbox_inches="tight")
     plt.close(fig)
     print(os.path.join(out_dir, "timeline.png"))
+    return [r for r, _ in chosen]
+
+
+def parse_ranks(text):
+    try:
+        ranks = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated rank numbers, got '{text}'")
+    if not ranks:
+        raise argparse.ArgumentTypeError("expected at least one rank")
+    return ranks
 
 
 def main():
     parser = argparse.ArgumentParser(description="Gantt chart of one epsim run")
     parser.add_argument("trace")
     parser.add_argument("--out", help="output directory (default: beside the trace)")
-    parser.add_argument("--max-rows", type=int, default=32, help="at most this many streams")
+    parser.add_argument("--ranks", type=parse_ranks,
+                        help="comma-separated ranks to draw (default: slowest, median and fastest compute)")
     args = parser.parse_args()
     if not os.path.exists(args.trace):
         sys.exit(f"plot_timeline: error: {args.trace}: no such file")
     out_dir = args.out or os.path.dirname(os.path.abspath(args.trace))
-    plot_timeline(args.trace, out_dir, args.max_rows)
+    try:
+        plot_timeline(args.trace, out_dir, args.ranks)
+    except ValueError as e:
+        sys.exit(f"plot_timeline: error: {e}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,202 @@
+#!/usr/bin/python3
+"""Tests of tools/plot_sweep.py and tools/plot_timeline.py.
+
+    EPSIM=build/tools/epsim EPSIM_ROOT=. test_plots.py [SweepAxis|SweepPlots|TimelinePlot]
+
+SweepAxis: the choice of the x axis on tables of small synthetic records.
+SweepPlots: a 4-point sweep of tiny-moe on a2 (a string axis first, a numeric
+one second): the axis chosen, the stacked parts equal to the step time, the
+files written, a bad --x. TimelinePlot: a tiny-moe trace with skewed (Zipf)
+routing: the ranks chosen differ and are the slowest, median and fastest,
+--ranks, a rank not in the trace.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.environ.get("EPSIM_ROOT", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+EPSIM = os.environ.get("EPSIM", os.path.join(ROOT, "build", "tools", "epsim"))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+import plot_sweep  # noqa: E402
+import plot_timeline  # noqa: E402
+
+
+def record(point, axes, coordinates):
+    return {"point": point, "axes": axes, "coordinates": coordinates, "status": "ok"}
+
+
+class SweepAxis(unittest.TestCase):
+    def test_first_varying_axis_in_spec_order_even_if_strings(self):
+        # The spec's first axis holds strings; the numeric second one must not win.
+        axes = ["platform.scaleout.nic_bandwidth", "platform.scaleout.oversubscription"]
+        rs = [record(i, axes, {axes[0]: nic, axes[1]: o})
+              for i, (nic, o) in enumerate([("200Gbps", 1.0), ("200Gbps", 2.0), ("400Gbps", 1.0), ("400Gbps", 2.0)])]
+        self.assertEqual(plot_sweep.pick_axis(rs), axes[0])
+        x = plot_sweep.XAxis(rs, axes[0])
+        self.assertFalse(x.numeric)
+        self.assertEqual(x.categories, ["200Gbps", "400Gbps"])
+        self.assertEqual([x.of(r) for r in rs], [0, 0, 1, 1])
+        self.assertEqual([label for label, _ in plot_sweep.series(rs, axes[0])],
+                         ["scaleout.oversubscription=1.0", "scaleout.oversubscription=2.0"])
+
+    def test_constant_axis_is_skipped(self):
+        axes = ["schedule", "workload.parallel.ep"]
+        rs = [record(i, axes, {"schedule": "overlap", "workload.parallel.ep": ep}) for i, ep in enumerate([8, 16, 32])]
+        self.assertEqual(plot_sweep.pick_axis(rs), "workload.parallel.ep")
+        self.assertTrue(plot_sweep.XAxis(rs, "workload.parallel.ep").numeric)
+        self.assertEqual([label for label, _ in plot_sweep.series(rs, "workload.parallel.ep")], [""])
+
+    def test_zipped_axis_is_not_a_choice_and_not_a_series(self):
+        axes = ["platform.node.count", "workload.parallel.ep", "schedule"]
+        rs = [record(i, axes, {"platform.node.count": n, "workload.parallel.ep": 8 * n, "schedule": s})
+              for i, (n, s) in enumerate([(1, "serial"), (1, "overlap"), (2, "serial"), (2, "overlap")])]
+        self.assertEqual(plot_sweep.pick_axis(rs), "platform.node.count")
+        self.assertEqual(plot_sweep.pick_axis(rs, "schedule"), "schedule")
+        self.assertEqual([label for label, _ in plot_sweep.series(rs, "platform.node.count")],
+                         ["schedule=serial", "schedule=overlap"])
+
+    def test_unknown_x_names_the_axes(self):
+        rs = [record(0, ["seed"], {"seed": 1}), record(1, ["seed"], {"seed": 2})]
+        with self.assertRaisesRegex(plot_sweep.PlotError, r"--x ep: not an axis of this sweep \(axes: seed\)"):
+            plot_sweep.pick_axis(rs, "ep")
+        self.assertEqual(plot_sweep.pick_axis([record(0, ["seed"], {"seed": 1})]), None)
+
+    def test_binding_bound(self):
+        self.assertEqual(plot_sweep.binding_bound({"critical_path_bound_s": 2.0, "rank_streams_bound_s": 1.0}),
+                         "critical path")
+        self.assertEqual(plot_sweep.binding_bound({"critical_path_bound_s": 1.0, "rank_streams_bound_s": 2.0}),
+                         "rank streams")
+        self.assertEqual(plot_sweep.binding_bound({"critical_path_bound_s": 2.0, "rank_streams_bound_s": 2.0}), "both")
+        self.assertIsNone(plot_sweep.binding_bound({"bound_s": 2.0}))
+
+    def test_stacked_parts_of_a_report_without_communication(self):
+        with self.assertRaisesRegex(plot_sweep.PlotError, "communication.exposed_mean_s"):
+            plot_sweep.stacked_parts({"step": {"sim_s": 1.0}, "phases": []})
+
+
+class SweepPlots(unittest.TestCase):
+    AXES = ["platform.scaleout.nic_bandwidth", "platform.scaleout.oversubscription"]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.TemporaryDirectory(prefix="epsim-plots-")
+        spec = os.path.join(cls.work.name, "spec.toml")
+        with open(spec, "w", encoding="utf-8") as f:
+            f.write('schema_version = 1\n[base]\nplatform = "a2"\nworkload = "tiny-moe"\nschedule = "overlap"\n'
+                    '[[axis]]\nkey = "platform.scaleout.nic_bandwidth"\nvalues = ["100Gbps", "200Gbps"]\n'
+                    '[[axis]]\nkey = "platform.scaleout.oversubscription"\nvalues = [1.0, 2.0]\n')
+        subprocess.run([EPSIM, "sweep", spec, "-j", "2", "-q"], check=True)
+        cls.results = os.path.join(cls.work.name, "spec.results.jsonl")
+        cls.records = plot_sweep.latest_ok_records(cls.results)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.work.cleanup()
+
+    def test_all_points_ran(self):
+        self.assertEqual(len(self.records), 4)
+
+    def test_string_axis_first_is_the_x_axis(self):
+        self.assertEqual(plot_sweep.pick_axis(self.records), self.AXES[0])
+
+    def test_stacked_parts_sum_to_the_step_time(self):
+        for r in self.records:
+            result = r["result"]
+            parts = plot_sweep.stacked_parts(result)
+            step_s = result["step"]["sim_s"]
+            self.assertAlmostEqual(sum(s for _, s in parts), step_s, delta=1e-9 * step_s)
+            self.assertTrue(all(s >= 0 for _, s in parts), parts)
+            names = [n for n, _ in parts]
+            self.assertEqual(names[-2:], [plot_sweep.EXPOSED, plot_sweep.IDLE])
+            self.assertNotIn("dispatch", names)
+            # The compute parts are the mean rank's compute busy time.
+            compute_s = sum(s for n, s in parts[:-2])
+            self.assertAlmostEqual(compute_s, result["straggler"]["mean_compute_s"], delta=1e-9 * step_s)
+            self.assertAlmostEqual(dict(parts)[plot_sweep.EXPOSED], result["communication"]["exposed_mean_s"],
+                                   delta=0)
+
+    def test_bound_is_the_larger_part(self):
+        for r in self.records:
+            step = r["result"]["step"]
+            binds = plot_sweep.binding_bound(step)
+            larger = max(step["critical_path_bound_s"], step["rank_streams_bound_s"])
+            self.assertAlmostEqual(step["bound_s"], larger, delta=1e-12 * larger)
+            self.assertIn(binds, ("critical path", "rank streams", "both"))
+
+    def test_script_writes_every_plot(self):
+        out = os.path.join(self.work.name, "plots")
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "plot_sweep.py"), self.results,
+                               "--out", out], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        for name in ("step_time", "ratio", "phases"):
+            for ext in ("png", "svg"):
+                self.assertGreater(os.path.getsize(os.path.join(out, f"{name}.{ext}")), 1000, f"{name}.{ext}")
+
+    def test_script_rejects_an_unknown_axis(self):
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "plot_sweep.py"), self.results,
+                               "--x", "workload.parallel.ep", "--out", self.work.name], capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("--x workload.parallel.ep: not an axis of this sweep (axes: "
+                      "platform.scaleout.nic_bandwidth, platform.scaleout.oversubscription)", done.stderr)
+
+
+class TimelinePlot(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.TemporaryDirectory(prefix="epsim-timeline-")
+        cls.trace_path = os.path.join(cls.work.name, "trace.json")
+        run = subprocess.run([EPSIM, "run", "--platform", "a2", "--workload", "tiny-moe", "--json",
+                              "--trace", cls.trace_path], check=True, capture_output=True, text=True)
+        cls.report = json.loads(run.stdout)
+        cls.trace = plot_timeline.Trace(cls.trace_path)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.work.cleanup()
+
+    def test_trace_totals_match_the_report(self):
+        self.assertEqual(self.trace.ranks(), list(range(self.report["ranks"])))
+        busy = self.trace.compute_busy_s
+        self.assertAlmostEqual(sum(busy.values()) / len(busy), self.report["straggler"]["mean_compute_s"], delta=1e-9)
+        self.assertAlmostEqual(self.trace.step_s, self.report["step"]["sim_s"], delta=1e-9)
+        # Every rank has its three streams (compute, ep-comm, dp-comm) as tracks.
+        for rank in self.trace.ranks():
+            self.assertEqual(sum(1 for r in self.trace.rank_of.values() if r == rank), 3, f"rank {rank}")
+
+    def test_chosen_ranks_differ(self):
+        busy = self.trace.compute_busy_s
+        chosen = plot_timeline.differing_ranks(busy)
+        self.assertEqual([why for _, why in chosen], ["slowest", "median", "fastest"])
+        ranks = [r for r, _ in chosen]
+        self.assertEqual(len(set(ranks)), 3)
+        self.assertEqual(ranks[0], self.report["straggler"]["rank"])
+        self.assertEqual(busy[ranks[0]], max(busy.values()))
+        self.assertEqual(busy[ranks[2]], min(busy.values()))
+        self.assertGreater(busy[ranks[0]], busy[ranks[2]])  # Zipf routing: the ranks really differ
+
+    def test_differing_ranks_of_one_rank_and_of_ties(self):
+        self.assertEqual(plot_timeline.differing_ranks({}), [])
+        self.assertEqual(plot_timeline.differing_ranks({4: 1.0}), [(4, "slowest")])
+        self.assertEqual(plot_timeline.differing_ranks({2: 0.5, 1: 1.0, 0: 1.0}),
+                         [(0, "slowest"), (1, "median"), (2, "fastest")])
+
+    def test_named_ranks_and_files(self):
+        out = os.path.join(self.work.name, "named")
+        os.makedirs(out)
+        self.assertEqual(plot_timeline.plot_timeline(self.trace_path, out, [5, 0]), [5, 0])
+        for ext in ("png", "svg"):
+            self.assertGreater(os.path.getsize(os.path.join(out, f"timeline.{ext}")), 1000)
+
+    def test_rank_not_in_trace(self):
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "plot_timeline.py"), self.trace_path,
+                               "--ranks", "3,8", "--out", self.work.name], capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("plot_timeline: error: --ranks: rank 8 is not in this trace (ranks 0..7)", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=1)
