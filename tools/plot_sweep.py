@@ -186,6 +186,12 @@ def binding_bound(step):
 BOUND_MARKERS = {"critical path": "s", "rank streams": "^", "both": "D", None: "x"}
 
 
+def bound_label(binds):
+    """Legend text of the lower bound where `binds` (binding_bound) binds."""
+    return "lower bound, " + {"both": "critical path = rank streams",
+                              None: "which part binds not reported"}.get(binds, f"{binds} binds")
+
+
 def stacked_parts(result):
     """Where the mean rank's step goes, as (label, seconds) parts that sum to
     step.sim_s: each compute phase (mean busy time per rank), communication
@@ -230,9 +236,8 @@ def plot_step_time(records, x, out_dir):
         for binds in BOUND_MARKERS:
             pts = [(xv, s["bound_s"] * 1e3) for xv, s in zip(xs, steps) if binding_bound(s) == binds]
             if pts:
-                what = {"both": "critical path = rank streams", None: "which part binds not reported"}.get(binds, binds)
                 ax.plot(*zip(*pts), BOUND_MARKERS[binds], color=line.get_color(), linestyle="none",
-                        label=f"lower bound, {what}{' binds' if binds in ('critical path', 'rank streams') else ''}{suffix}")
+                        label=bound_label(binds) + suffix)
     x.style(ax, records)
     ax.set_ylim(bottom=0)
     ax.set_ylabel("step time (ms)")
@@ -253,7 +258,6 @@ def plot_ratio(records, x, out_dir):
     x.style(ax, records)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_ylim(bottom=0)
-    ax.set_xlabel(x.axis or "point")
     ax.set_ylabel("sim / bound (step time)")
     ax.set_title("How far the simulated step sits above its lower bound (1 = on the bound)", fontsize=10)
     ax.grid(True, alpha=0.3)
@@ -295,10 +299,8 @@ def plot_phases(records, x, out_dir):
     for binds in BOUND_MARKERS:
         idx = [i for i, s in enumerate(steps) if binding_bound(s) == binds]
         if idx:
-            what = {"both": "critical path = rank streams", None: "part not reported"}.get(binds, f"{binds} binds")
             handles.append(ax.scatter(idx, [steps[i]["bound_s"] * 1e3 for i in idx], marker=BOUND_MARKERS[binds],
-                                      s=30, color="white", edgecolors="black", zorder=4,
-                                      label=f"lower bound ({what})"))
+                                      s=30, color="white", edgecolors="black", zorder=4, label=bound_label(binds)))
     ax.set_xticks(range(len(records)))
     ax.set_xticklabels(labels, fontsize=8)
     ax.set_xlim(-0.6, len(records) - 0.4)
