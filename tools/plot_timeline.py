@@ -136,7 +136,7 @@ def plot_timeline(trace_path, out_dir, ranks=None):
             if previous is not None:
                 ax.axhline(y - 0.5, color="grey", lw=0.5)
             busy_ms = trace.compute_busy_s.get(rank, 0.0) * 1e3
-            labels.append(f"rank {rank} {stream} ({why}: {busy_ms:.1f} ms computing)")
+            labels.append(f"rank {rank} {stream} ({'' if why == 'named' else why + ': '}{busy_ms:.5g} ms computing)")
         else:
             labels.append(f"rank {rank} {stream}")
         previous = rank
@@ -144,9 +144,9 @@ def plot_timeline(trace_path, out_dir, ranks=None):
     ax.set_yticklabels(labels, fontsize=7)
     ax.set_ylim(len(keys) - 0.5, -0.5)
     ax.set_xlabel("simulated time (ms)")
-    ax.set_title(f"Timeline of one step ({trace.step_s * 1e3:.1f} ms, dashed line): {len(chosen)} of "
+    ax.set_title(f"Timeline of one step ({trace.step_s * 1e3:.5g} ms, dashed line): {len(chosen)} of "
                  f"{len(trace.ranks())} ranks, chosen by compute busy time" if not ranks else
-                 f"Timeline of one step ({trace.step_s * 1e3:.1f} ms, dashed line): ranks {', '.join(map(str, ranks))}"
+                 f"Timeline of one step ({trace.step_s * 1e3:.5g} ms, dashed line): ranks {', '.join(map(str, ranks))}"
                  f" of {len(trace.ranks())}", fontsize=10)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k], alpha=0.35 if k == "wait" else 0.95)
                for k in KINDS if k in used]
