@@ -32,8 +32,9 @@ import matplotlib.ticker  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plot_timeline import kind_colours, plot_timeline  # noqa: E402
 
-# Phases of the report that run on a rank's compute stream (sim/report/report.cpp
-# reports them as the mean busy time per rank); the others are collectives.
+# Phases of the report that are collectives (reported as sums of spans, which
+# overlap compute and each other); the others run on a rank's compute stream
+# and are reported as the mean busy time per rank (sim/report/report.cpp).
 COLLECTIVES = {"dispatch", "combine", "gradient sync"}
 EXPOSED = "exposed communication"
 IDLE = "idle (waiting on peers or dependencies)"
