@@ -10,7 +10,7 @@ Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph&
   LoadedPlatform& loaded = open.loaded;
   Simulation out;
   out.placement = place_ranks(graph.ranks, graph.ranks_per_node, loaded.facts);
-  out.options = resolve(options, graph.ranks);
+  out.options = resolve(options, loaded.facts, out.placement);
   out.bounds = step_bounds(loaded.facts, out.placement, graph, out.options);
   out.timeline = replay(*open.engine, loaded, out.placement, graph, out.options);
   out.report = build_report(out.timeline, out.bounds, loaded.facts, graph, out.options);

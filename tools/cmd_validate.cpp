@@ -1,6 +1,6 @@
 // `epsim validate`: DeepEP's published H800 dispatch/combine bandwidths
 // against the simulator (docs/validation.md).
-//   epsim validate [--platform h800] [--set k=v]... [--seed N] [--tokens N] [-o table.txt]
+//   epsim validate [--platform h800] [--set k=v]... [--seed N] [--chunks N] [-o table.txt]
 #include <fstream>
 #include <iostream>
 
@@ -17,7 +17,26 @@ struct ValidateState {
   std::string output;
 };
 
+// The options the library would refuse, refused here by their flags.
+void check_options(const sim::DeepEpValidationOptions& o) {
+  auto published = [](const char* flag, int ep) {
+    if (!sim::find_deepep_measurement(ep))
+      throw option_error(flag, "DeepEP published EP8, 16, 32 and 64; got " + std::to_string(ep));
+  };
+  published("--nvlink-row", o.nvlink_calibration_ep);
+  published("--rdma-row", o.rdma_calibration_ep);
+  if (o.nvlink_calibration_ep > sim::kDeepEpGpusPerNode)
+    throw option_error("--nvlink-row", "NVLink calibrates on an intranode row (EP <= 8)");
+  if (o.rdma_calibration_ep <= sim::kDeepEpGpusPerNode)
+    throw option_error("--rdma-row", "RDMA calibrates on an internode row (EP > 8)");
+  if (o.tokens_per_rank != sim::kDeepEpTokensPerRank)
+    throw option_error("--tokens", "DeepEP measured its rows at " + std::to_string(sim::kDeepEpTokensPerRank) +
+                                       " tokens per rank; other shapes have no measurement to compare with");
+  if (o.pipeline_chunks < 1) throw option_error("--chunks", "expected >= 1, got " + std::to_string(o.pipeline_chunks));
+}
+
 int run_validate(const ValidateState& s) {
+  check_options(s.options);
   const sim::DeepEpValidation v = sim::run_deepep_validation(s.options);
   const std::string table = sim::format_deepep_validation(v);
   std::cout << table;
@@ -40,8 +59,9 @@ Command add_validate_command(CLI::App& epsim) {
       ->capture_default_str();
   app->add_option("--set", o.overrides, "override one platform key, e.g. --set scaleout.nic_latency=3us");
   app->add_option("--seed", o.seed, "routing seed")->capture_default_str();
-  app->add_option("--tokens", o.tokens_per_rank, "tokens per rank (DeepEP: 4096)")->capture_default_str();
-  app->add_option("--chunks", o.pipeline.chunks, "chunks per kernel stage")->capture_default_str();
+  app->add_option("--tokens", o.tokens_per_rank, "tokens per rank (DeepEP measured 4096 only)")->capture_default_str();
+  app->add_option("--chunks", o.pipeline_chunks, "pipelined chunks per kernel stage (as `run`'s hierarchical)")
+      ->capture_default_str();
   app->add_option("--nvlink-row", o.nvlink_calibration_ep, "EP of the row calibrating NVLink efficiency")
       ->capture_default_str();
   app->add_option("--rdma-row", o.rdma_calibration_ep, "EP of the row calibrating RDMA efficiency")

@@ -47,15 +47,18 @@ sim::ReplayOptions replay_options(const RunRequest& r) {
     o.schedule = sim::Schedule::kSerial;
   else if (r.schedule != "overlap")
     throw option_error("--schedule", "expected serial or overlap, got \"" + r.schedule + "\"");
-  if (r.granularity == "per-flow")
-    o.granularity = sim::Granularity::kPerFlow;
-  else if (r.granularity == "aggregated")
-    o.granularity = sim::Granularity::kAggregated;
-  else if (r.granularity == "hierarchical")
-    o.granularity = sim::Granularity::kHierarchical;
-  else if (!r.granularity.empty())
-    throw option_error("--granularity",
-                       "expected per-flow, aggregated or hierarchical, got \"" + r.granularity + "\"");
+  if (r.algorithm == "direct")
+    o.algorithm = sim::AlltoallAlgorithm::kDirect;
+  else if (r.algorithm == "hierarchical")
+    o.algorithm = sim::AlltoallAlgorithm::kHierarchical;
+  else if (!r.algorithm.empty())
+    throw option_error("--algorithm", "expected direct or hierarchical, got \"" + r.algorithm + "\"");
+  if (r.fidelity == "per-flow")
+    o.fidelity = sim::Fidelity::kPerFlow;
+  else if (r.fidelity == "aggregated")
+    o.fidelity = sim::Fidelity::kAggregated;
+  else if (!r.fidelity.empty())
+    throw option_error("--fidelity", "expected per-flow or aggregated, got \"" + r.fidelity + "\"");
   if (r.all_reduce == "ring")
     o.all_reduce = sim::AllReduceAlgorithm::kRing;
   else if (r.all_reduce != "hierarchical")
@@ -78,8 +81,12 @@ void add_run_options(CLI::App& cmd, RunRequest& r) {
   cmd.add_option("--seed", r.seed, "routing seed (same as --set routing.seed=N)");
   cmd.add_option("--schedule", r.schedule, "serial (no overlap) or overlap (two micro-batches)")
       ->capture_default_str();
-  cmd.add_option("--granularity", r.granularity,
-                 "dispatch/combine as per-flow, aggregated or hierarchical (default by EP: <=8, <=32, beyond)");
+  cmd.add_option("--algorithm", r.algorithm,
+                 "dispatch/combine: direct or hierarchical (DeepEP-style relay, pipelined); default hierarchical "
+                 "where the scale-out path is slower than the scale-up fabric");
+  cmd.add_option("--fidelity", r.fidelity,
+                 "dispatch/combine timing: per-flow (one activity per rank pair, up to 16 ranks) or aggregated "
+                 "(default above 8 ranks)");
   cmd.add_option("--all-reduce", r.all_reduce, "gradient all-reduce: ring or hierarchical")->capture_default_str();
   cmd.add_flag("--simgrid-log", r.simgrid_log, "keep SimGrid's own log output");
   cmd.add_option("--cfg", r.simgrid_config, "extra SimGrid configuration name:value (repeatable)");

@@ -19,7 +19,8 @@ struct RunRequest {
   int ep = 0;                          // 0: the workload's own
   long long seed = -1;                 // -1: the workload's own
   std::string schedule = "overlap";
-  std::string granularity;  // "": by EP size
+  std::string algorithm;  // dispatch/combine: direct or hierarchical; "": from the platform
+  std::string fidelity;   // per-flow or aggregated; "": per-flow up to 8 ranks
   std::string all_reduce = "hierarchical";
   bool record_link_spans = false;  // needed for trace counters
   bool simgrid_log = false;

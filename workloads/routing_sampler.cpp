@@ -2,12 +2,26 @@
 //
 // Method. Tokens of one layer are i.i.d.: each draws k distinct experts by
 // sequential sampling without replacement from the layer's weights (draw by
-// weight, redraw on a repeat). With a binding node limit L, a token first
-// draws L distinct nodes the same way (node weight = sum of its experts'),
-// then draws its k experts among those nodes' experts only, as DeepSeek-V3's
-// group-limited routing picks groups first. Draws use alias tables (O(1));
-// after kMaxRepeats repeats in one token the next expert is drawn exactly
-// from the remaining weights, which is the same distribution.
+// weight, redraw on a repeat). That is exactly top-k of scores
+// log(weight) + i.i.d. Gumbel noise: the experts in descending score order
+// are a Plackett-Luce sequence, which is sequential sampling without
+// replacement by weight (for equal weights, i.i.d. scores, as DeepEP's
+// benchmark draws them).
+//
+// A binding node limit L is group-limited routing as DeepSeek-V3 and
+// DeepEP's benchmark do it: keep the L nodes (groups) whose best expert
+// scores highest, then the top k experts among them. In the score order,
+// the L best groups are the first L distinct nodes met, and the top k among
+// them are the first k experts of the order that lie in those nodes. So a
+// token draws experts by weight without replacement, keeping each, until
+// it has met L distinct nodes (or has k experts); then it draws by weight
+// restricted to those nodes' remaining experts (a node by node weight, an
+// expert in it from the node's alias table, redraw on a repeat) until it
+// has k. Tests compare this with a brute-force score simulation.
+//
+// Draws use alias tables (O(1)); after kMaxRepeats repeats in one token the
+// next expert is drawn exactly from the remaining weights, which is the
+// same distribution.
 #include "workloads/routing_sampler.hpp"
 
 #include <algorithm>
@@ -30,9 +44,8 @@ constexpr std::uint64_t kTokenStream = 0;
 struct LayerTables {
   std::vector<double> weights;       // per expert, sum 1
   bool uniform = false;              // all weights equal: draws need no tables
-  AliasTable experts;                // over all experts (no binding node limit)
-  std::vector<double> node_weights;  // per node of a replica
-  AliasTable nodes;
+  AliasTable experts;                // over all experts
+  std::vector<double> node_weights;  // per node of a replica (binding node limit only)
   // Per node, an alias table over its experts (global ids), packed at
   // column offset node * per_node so that a draw is one flat lookup.
   std::vector<std::uint64_t> in_node_threshold;
@@ -50,7 +63,7 @@ struct LayerTables {
 
 struct Layout {
   int ep, experts, k, per_rank, per_node, nodes, node_limit;
-  bool limited;
+  bool limited;  // node_limit binds: 0 < node_limit < nodes
   std::vector<int> rank_of, node_of;  // per expert: lookups instead of divisions in the hot loop
 };
 
@@ -81,7 +94,9 @@ class TokenDrawer {
   TokenDrawer(const LayerTables& t, const Layout& L)
       : t_(t), L_(L), expert_stamp_(static_cast<std::size_t>(L.experts), -1),
         node_stamp_(static_cast<std::size_t>(L.nodes), -1),
-        candidate_expert_(static_cast<std::size_t>(L.experts)), candidate_prefix_(static_cast<std::size_t>(L.experts)) {}
+        candidate_expert_(static_cast<std::size_t>(L.experts)), candidate_prefix_(static_cast<std::size_t>(L.experts)),
+        nodes_(static_cast<std::size_t>(L.limited ? L.node_limit : 0)), bound_(nodes_.size()),
+        removed_start_(static_cast<std::size_t>(L.k)), removed_width_(static_cast<std::size_t>(L.k)) {}
 
   // Resets stamps for a new source rank (token numbers restart at 0).
   void new_source() {
@@ -123,56 +138,63 @@ class TokenDrawer {
     }
   }
 
-  // Uniform weights under a node limit, the same distribution without
-  // tables: L distinct nodes uniformly, then each draw a uniform node among
-  // them (high part of random x L) and a uniform expert in it (the low 32
-  // bits of that product, times per_node); repeats redrawn. Every draw is a
-  // multiply-shift, whose bias is below per_node / 2^32.
+  // Takes expert e (new to the token) as chosen[count++]; a node met for
+  // the first time joins nodes_.
+  void keep(int e, std::int32_t token, int* chosen, int& count, int& node_count) {
+    chosen[count++] = e;
+    std::int32_t& n = node_stamp_[static_cast<std::size_t>(L_.node_of[static_cast<std::size_t>(e)])];
+    if (n == token) return;
+    n = token;
+    nodes_[static_cast<std::size_t>(node_count++)] = L_.node_of[static_cast<std::size_t>(e)];
+  }
+
+  // Uniform weights under a node limit, the same method without tables:
+  // uniform experts (multiply-shift of 32 random bits, bias below
+  // experts / 2^32) until L nodes are met; then a uniform node among them
+  // (high part of random x L) and a uniform expert in it (the low 32 bits
+  // of that product, times per_node); repeats redrawn.
   void draw_limited_uniform(Rng& rng, std::int32_t token, int* chosen) {
-    int nodes[64];
-    int node_count = 0;
-    const auto node_total = static_cast<std::uint64_t>(L_.nodes);
-    while (node_count < L_.node_limit) {
+    int count = 0, node_count = 0;
+    const auto experts = static_cast<std::uint64_t>(L_.experts);
+    while (count < L_.k && node_count < L_.node_limit) {
       const std::uint64_t random = rng.next();
       for (std::uint64_t bits : {random >> 32, random & std::uint64_t{0xffffffff}}) {
-        const auto n = static_cast<int>((bits * node_total) >> 32);
-        if (node_count == L_.node_limit || node_stamp_[static_cast<std::size_t>(n)] == token) continue;
-        node_stamp_[static_cast<std::size_t>(n)] = token;
-        nodes[node_count++] = n;
+        const auto e = static_cast<int>((bits * experts) >> 32);
+        if (count < L_.k && node_count < L_.node_limit && take(e, token)) keep(e, token, chosen, count, node_count);
       }
     }
     const auto picked = static_cast<std::uint64_t>(node_count);
     const auto per_node = static_cast<std::uint64_t>(L_.per_node);
-    int count = 0;
     while (count < L_.k) {
       const std::uint64_t random = rng.next();
       for (std::uint64_t bits : {random >> 32, random & std::uint64_t{0xffffffff}}) {
         const std::uint64_t m = bits * picked;
         const auto local = static_cast<int>(((m & 0xffffffffULL) * per_node) >> 32);
-        const int e = nodes[m >> 32] * L_.per_node + local;
+        const int e = nodes_[static_cast<std::size_t>(m >> 32)] * L_.per_node + local;
         if (count < L_.k && take(e, token)) chosen[count++] = e;
       }
     }
   }
 
   void draw_limited(Rng& rng, std::int32_t token, int* chosen) {
-    int nodes[64];
-    int node_count = 0, repeats = 0;
+    int count = 0, node_count = 0, repeats = 0;
     HalfWords bits;
-    while (node_count < L_.node_limit) {
-      int n = t_.nodes.draw32(bits.next(rng));
-      if (node_stamp_[static_cast<std::size_t>(n)] == token) {
+    while (count < L_.k && node_count < L_.node_limit) {
+      int e = t_.experts.draw32(bits.next(rng));
+      if (!take(e, token)) {
         if (++repeats <= kMaxRepeats) continue;
-        n = draw_remaining(rng, t_.node_weights, node_stamp_, token);
+        e = draw_remaining(rng, t_.weights, expert_stamp_, token);
+        take(e, token);
       }
-      node_stamp_[static_cast<std::size_t>(n)] = token;
-      nodes[node_count++] = n;
+      keep(e, token, chosen, count, node_count);
     }
+    if (count == L_.k) return;
+    int* nodes = nodes_.data();
     // Cumulative node weights as 32-bit thresholds: one compare per node picks
     // a node with probability proportional to its weight among the chosen.
     double total = 0;
     for (int i = 0; i < node_count; ++i) total += t_.node_weights[static_cast<std::size_t>(nodes[i])];
-    std::uint64_t bound[64];
+    std::uint64_t* bound = bound_.data();
     const double scale = 4294967296.0 / total;
     double running = 0;
     for (int i = 0; i < node_count; ++i) {
@@ -184,7 +206,6 @@ class TokenDrawer {
     // Rejection first; after kLimitedRepeats repeats in this token, the
     // rest of its experts come from an exact scan of the chosen nodes'
     // remaining experts (a heavy expert in a small pool makes rejection slow).
-    int count = 0;
     repeats = 0;
     while (count < L_.k && repeats <= kLimitedRepeats) {
       // High 32 bits pick the node, low 32 bits the expert in it.
@@ -214,7 +235,8 @@ class TokenDrawer {
         candidate_prefix_[candidates++] = pool;
       }
     }
-    double removed_start[64], removed_width[64];
+    double* removed_start = removed_start_.data();
+    double* removed_width = removed_width_.data();
     int removed = 0;
     double left = pool;
     while (count < L_.k) {
@@ -246,16 +268,17 @@ class TokenDrawer {
   std::vector<std::int32_t> node_stamp_;
   std::vector<int> candidate_expert_;  // the chosen nodes' experts, for exact draws
   std::vector<double> candidate_prefix_;
+  std::vector<int> nodes_;             // nodes the token has met, in order (node_limit of them at most)
+  std::vector<std::uint64_t> bound_;   // per met node: cumulative weight threshold
+  std::vector<double> removed_start_, removed_width_;  // exact draws: intervals taken (k at most)
 };
 
 LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
   LayerTables t;
   t.weights = expert_weights(w, moe_layer);
   t.uniform = std::all_of(t.weights.begin(), t.weights.end(), [&](double x) { return x == t.weights[0]; });
-  if (!L.limited) {
-    t.experts = AliasTable(t.weights);
-    return t;
-  }
+  t.experts = AliasTable(t.weights);
+  if (!L.limited) return t;
   t.node_weights.assign(static_cast<std::size_t>(L.nodes), 0.0);
   for (int n = 0; n < L.nodes; ++n) {
     std::vector<double> local(t.weights.begin() + n * L.per_node, t.weights.begin() + (n + 1) * L.per_node);
@@ -269,7 +292,6 @@ LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
       t.in_node_alias.push_back(n * L.per_node + (used ? table.alias(c) : 0));
     }
   }
-  t.nodes = AliasTable(t.node_weights);
   return t;
 }
 
@@ -284,7 +306,8 @@ void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, in
   std::vector<std::int32_t> rank_stamp(static_cast<std::size_t>(L.ep));
   std::vector<std::int32_t> node_stamp(static_cast<std::size_t>(L.nodes));
   TokenDrawer drawer(t, L);
-  int chosen[64];
+  std::vector<int> chosen_buffer(static_cast<std::size_t>(L.k));
+  int* chosen = chosen_buffer.data();
   int max_nodes = 0;
   const auto tokens = static_cast<std::int32_t>(w.parallel.tokens_per_micro_batch);
   for (int src = 0; src < L.ep; ++src) {

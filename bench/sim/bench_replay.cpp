@@ -2,7 +2,8 @@
 // on the A2 preset at a given EP, or one skewed dispatch (zipf 1.0) alone.
 // Prints one JSON line: wall and CPU time of the replay, SimGrid activities, peak
 // RSS and the simulated step. Usage:
-//   bench_replay --ep 64 [--schedule serial|overlap] [--granularity per-flow|aggregated|hierarchical]
+//   bench_replay --ep 64 [--schedule serial|overlap] [--algorithm direct|hierarchical]
+//     [--fidelity per-flow|aggregated] [--chunks N]
 //   bench_replay --ep 256 --skewed-dispatch
 //   --zoned: the zoned XML export (epsim platform xml) instead of the flattened build the replay uses
 #include <sys/resource.h>
@@ -75,12 +76,13 @@ int main(int argc, char** argv) {
     else if (a == "--skewed-dispatch") skewed_dispatch = true;
     else if (a == "--zoned") zoned = true;
     else if (a == "--schedule") options.schedule = v == "serial" ? sim::Schedule::kSerial : sim::Schedule::kOverlap, ++i;
-    else if (a == "--granularity") {
-      options.granularity = v == "per-flow" ? sim::Granularity::kPerFlow
-                            : v == "aggregated" ? sim::Granularity::kAggregated
-                                                : sim::Granularity::kHierarchical;
-      ++i;
-    } else {
+    else if (a == "--algorithm")
+      options.algorithm = v == "direct" ? sim::AlltoallAlgorithm::kDirect : sim::AlltoallAlgorithm::kHierarchical, ++i;
+    else if (a == "--fidelity")
+      options.fidelity = v == "per-flow" ? sim::Fidelity::kPerFlow : sim::Fidelity::kAggregated, ++i;
+    else if (a == "--chunks")
+      options.pipeline_chunks = std::stoi(v), ++i;
+    else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
     }
@@ -108,11 +110,12 @@ int main(int argc, char** argv) {
     if (zoned) std::remove(xml.c_str());
     auto t2 = std::chrono::steady_clock::now();
     const double replay_cpu_s = cpu_s() - cpu0_s;
-    std::printf("%s\n", fmt::format(R"({{"ep":{},"what":"{}","schedule":"{}","granularity":"{}","tasks":{},)"
+    std::printf("%s\n", fmt::format(R"({{"ep":{},"what":"{}","schedule":"{}","algorithm":"{}","fidelity":"{}","chunks":{},"tasks":{},)"
                                     R"("graph_wall_s":{:.3f},"replay_wall_s":{:.3f},"replay_cpu_s":{:.3f},"activities":{},"peak_rss_MB":{:.0f},)"
                                     R"("step_s":{:.6f},"bound_s":{:.6f}}})",
                                     ep, skewed_dispatch ? "skewed dispatch" : "step", sim::to_string(s.options.schedule),
-                                    sim::to_string(*s.options.granularity), graph.tasks.size(),
+                                    sim::to_string(*s.options.algorithm), sim::to_string(*s.options.fidelity),
+                                    s.options.pipeline_chunks, graph.tasks.size(),
                                     std::chrono::duration<double>(t1 - t0).count(),
                                     std::chrono::duration<double>(t2 - t1).count(), replay_cpu_s, s.timeline.activities,
                                     peak_rss_bytes() / 1e6, s.timeline.step_s, s.bounds.step_s)

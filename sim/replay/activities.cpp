@@ -24,15 +24,15 @@ s4u::ExecPtr fused_roofline_exec(const std::vector<s4u::Host*>& hosts, const std
   return s4u::Exec::init()->set_hosts(hosts)->set_flops_amounts(flops)->set_bytes_amounts(bytes);
 }
 
-std::vector<s4u::ExecPtr> round_execs(const CollectivePhase& phase, const PlatformFacts& platform,
-                                      const std::vector<s4u::Host*>& hosts) {
-  const double scale = phase.per_step ? 1.0 : static_cast<double>(phase.steps);
-  const double transfer_s = round_cost(phase, platform).transfer_s;
+std::vector<PendingExec> round_execs(const CollectivePhase& phase, const PlatformFacts& platform,
+                                     const std::vector<s4u::Host*>& hosts, double share, bool latency) {
+  const double scale = share * (phase.per_step ? 1.0 : static_cast<double>(phase.steps));
+  const double transfer_s = round_cost(phase, platform, share).transfer_s;
   // Compute a communication kernel holds on NPU n over the round.
   auto held_flops = [&](int n) {
     return platform.npus[n].comm_compute_share * platform.npus[n].flops_bf16_per_s * transfer_s;
   };
-  std::vector<s4u::ExecPtr> out;
+  std::vector<PendingExec> out;
   if (phase.per_transfer) {
     std::map<int, double> sent, received;
     for (const Transfer& t : phase.transfers) {
@@ -44,17 +44,20 @@ std::vector<s4u::ExecPtr> round_execs(const CollectivePhase& phase, const Platfo
       // NPU's transfers together hold its share while they run at nominal rate.
       double src_flops = 0.5 * held_flops(t.src_npu) * t.bytes / sent[t.src_npu];
       double dst_flops = 0.5 * held_flops(t.dst_npu) * t.bytes / received[t.dst_npu];
-      out.push_back(s4u::Exec::init()
-                        ->set_hosts({hosts[t.src_npu], hosts[t.dst_npu]})
-                        ->set_flops_amounts({src_flops, dst_flops})
-                        ->set_bytes_amounts({0.0, t.bytes * scale, 0.0, 0.0}));
+      out.push_back({s4u::Exec::init()
+                         ->set_hosts({hosts[t.src_npu], hosts[t.dst_npu]})
+                         ->set_flops_amounts({src_flops, dst_flops})
+                         ->set_bytes_amounts({0.0, t.bytes * scale, 0.0, 0.0}),
+                     latency ? route_latency_s(platform, t.src_npu, t.dst_npu) : 0.0});
     }
     return out;
   }
   std::vector<int> npus;
+  double latency_s = 0;
   for (const Transfer& t : phase.transfers) {
     npus.push_back(t.src_npu);
     npus.push_back(t.dst_npu);
+    if (latency) latency_s = std::max(latency_s, route_latency_s(platform, t.src_npu, t.dst_npu));
   }
   std::sort(npus.begin(), npus.end());
   npus.erase(std::unique(npus.begin(), npus.end()), npus.end());
@@ -68,12 +71,14 @@ std::vector<s4u::ExecPtr> round_execs(const CollectivePhase& phase, const Platfo
   std::vector<double> bytes(n * n, 0.0);
   auto slot = [&](int npu) { return static_cast<std::size_t>(std::lower_bound(npus.begin(), npus.end(), npu) - npus.begin()); };
   for (const Transfer& t : phase.transfers) bytes[slot(t.src_npu) * n + slot(t.dst_npu)] += t.bytes * scale;
-  out.push_back(s4u::Exec::init()->set_hosts(ptask_hosts)->set_flops_amounts(flops)->set_bytes_amounts(bytes));
+  out.push_back(
+      {s4u::Exec::init()->set_hosts(ptask_hosts)->set_flops_amounts(flops)->set_bytes_amounts(bytes), latency_s});
   return out;
 }
 
-void add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform, std::vector<double>& link_bytes) {
-  const double scale = phase.per_step ? 1.0 : static_cast<double>(phase.steps);
+void add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform, std::vector<double>& link_bytes,
+                          double share) {
+  const double scale = share * (phase.per_step ? 1.0 : static_cast<double>(phase.steps));
   for (const Transfer& t : phase.transfers) {
     auto [first, last] = platform.routes.links(t.src_npu, t.dst_npu);
     for (const int* l = first; l != last; ++l) link_bytes[*l] += t.bytes * scale;

@@ -27,14 +27,28 @@ simgrid::s4u::ExecPtr roofline_exec(simgrid::s4u::Host* host, double flops, doub
 simgrid::s4u::ExecPtr fused_roofline_exec(const std::vector<simgrid::s4u::Host*>& hosts,
                                           const std::vector<double>& flops, double hbm_bytes);
 
-// The activities of one round of `phase`: one parallel task, or one per
-// transfer when phase.per_transfer. Each also holds `comm_compute_share` of
-// its NPUs' compute for the round's nominal transfer time, which slows
-// kernels running beside it (the SMs/AI cores a communication kernel uses).
-std::vector<simgrid::s4u::ExecPtr> round_execs(const CollectivePhase& phase, const PlatformFacts& platform,
-                                               const std::vector<simgrid::s4u::Host*>& hosts);
+// An activity not started yet and the route latency it must wait before it
+// starts. The replay pays latencies itself (it sets the links' SimGrid
+// latencies to 0 while it runs): that is what ptask_L07 does with a route's
+// latency (no progress until it has passed), and it lets a pipeline stage
+// pay its latency once rather than once per chunk.
+struct PendingExec {
+  simgrid::s4u::ExecPtr exec;
+  double latency_s = 0;
+};
 
-// Bytes each link carries in one round of `phase`, added to `link_bytes`.
-void add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform, std::vector<double>& link_bytes);
+// The activities of one round of `phase`, every transfer carrying `share`
+// of its bytes: one parallel task (latency: its largest route latency), or
+// one per transfer when phase.per_transfer (latency: its own route's);
+// without `latency`, none. Each also holds `comm_compute_share` of its
+// NPUs' compute for the round's nominal transfer time, which slows kernels
+// running beside it (the SMs/AI cores a communication kernel uses).
+std::vector<PendingExec> round_execs(const CollectivePhase& phase, const PlatformFacts& platform,
+                                     const std::vector<simgrid::s4u::Host*>& hosts, double share = 1.0,
+                                     bool latency = true);
+
+// Bytes each link carries in one round of `phase` (times `share`), added to `link_bytes`.
+void add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform, std::vector<double>& link_bytes,
+                          double share = 1.0);
 
 }  // namespace epsim::sim

@@ -16,11 +16,18 @@ namespace epsim::sim {
 using workloads::Task;
 using workloads::TrafficMatrix;
 
-const char* to_string(Granularity g) {
-  switch (g) {
-    case Granularity::kPerFlow: return "per-flow";
-    case Granularity::kAggregated: return "aggregated";
-    case Granularity::kHierarchical: return "hierarchical";
+const char* to_string(AlltoallAlgorithm a) {
+  switch (a) {
+    case AlltoallAlgorithm::kDirect: return "direct";
+    case AlltoallAlgorithm::kHierarchical: return "hierarchical";
+  }
+  return "?";
+}
+
+const char* to_string(Fidelity f) {
+  switch (f) {
+    case Fidelity::kPerFlow: return "per-flow";
+    case Fidelity::kAggregated: return "aggregated";
   }
   return "?";
 }
@@ -52,9 +59,11 @@ void push_nonempty(CollectivePlan& plan, CollectivePhase phase) {
 }  // namespace
 
 CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, const Placement& placement,
-                              Granularity granularity) {
+                              const AlltoallvOptions& options) {
   const int ranks = static_cast<int>(placement.npu_of_rank.size());
   const std::string subject = fmt::format("task {} traffic {}", task.id, task.traffic);
+  if (options.pipeline_chunks < 1)
+    throw InputError({}, "pipeline_chunks", fmt::format("expected >= 1, got {}", options.pipeline_chunks));
   if (traffic.ranks != ranks || traffic.ranks_per_node != placement.ranks_per_node ||
       traffic.tokens.size() != static_cast<std::size_t>(ranks) * ranks)
     throw InputError({}, subject,
@@ -68,11 +77,12 @@ CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, co
   };
   CollectivePlan plan;
   plan.participants = all_npus(placement);
+  const bool per_transfer = options.fidelity == Fidelity::kPerFlow;
 
-  if (granularity != Granularity::kHierarchical) {
+  if (options.algorithm != AlltoallAlgorithm::kHierarchical) {
     CollectivePhase phase;
     phase.name = "alltoallv";
-    phase.per_transfer = granularity == Granularity::kPerFlow;
+    phase.per_transfer = per_transfer;
     for (int s = 0; s < ranks; ++s)
       for (int d = 0; d < ranks; ++d) add(phase, npu[s], npu[d], bytes(s, d));
     push_nonempty(plan, std::move(phase));
@@ -89,6 +99,7 @@ CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, co
   // once per (token, node) as DeepEP sends it.
   CollectivePhase network;
   network.name = "inter-node";
+  network.per_transfer = per_transfer;
   for (int s = 0; s < ranks; ++s) {
     for (int b = 0; b < nodes; ++b) {
       if (b == s / rpn) continue;
@@ -104,6 +115,7 @@ CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, co
   // index i exchange with (b, j), including (b, i)'s own direct traffic.
   CollectivePhase forward;
   forward.name = "intra-node";
+  forward.per_transfer = per_transfer;
   for (int b = 0; b < nodes; ++b) {
     for (int i = 0; i < rpn; ++i) {
       for (int j = 0; j < rpn; ++j) {
@@ -127,6 +139,7 @@ CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, co
     push_nonempty(plan, std::move(network));
     push_nonempty(plan, std::move(forward));
   }
+  if (plan.phases.size() > 1) plan.pipeline_chunks = options.pipeline_chunks;
   return plan;
 }
 
@@ -207,8 +220,15 @@ CollectivePlan plan_all_reduce(const Task& task, const Placement& placement, All
   return plan;
 }
 
-RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform) {
-  const double scale = phase.per_step ? 1.0 : static_cast<double>(phase.steps);
+double route_latency_s(const PlatformFacts& platform, int src, int dst) {
+  double latency_s = 0;
+  auto [first, last] = platform.routes.links(src, dst);
+  for (const int* l = first; l != last; ++l) latency_s += platform.links[*l].latency_s;
+  return latency_s;
+}
+
+RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform, double share, bool latency) {
+  const double scale = share * (phase.per_step ? 1.0 : static_cast<double>(phase.steps));
   std::vector<double> load(platform.links.size(), 0.0);
   std::vector<double> fat(platform.links.size(), 0.0);  // largest single transfer on a FATPIPE link
   double max_latency_s = 0;
@@ -216,7 +236,7 @@ RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform
   double worst_transfer_s = 0;  // one transfer alone: latency + bytes / bottleneck
   for (const Transfer& t : phase.transfers) {
     const double bytes = t.bytes * scale;
-    const double latency_s = platform.routes.latency_s(t.src_npu, t.dst_npu);
+    const double latency_s = latency ? route_latency_s(platform, t.src_npu, t.dst_npu) : 0.0;
     max_latency_s = std::max(max_latency_s, latency_s);
     min_latency_s = std::min(min_latency_s, latency_s);
     double slowest_s = 0;
@@ -242,12 +262,29 @@ RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform
 }
 
 double plan_bound_s(const CollectivePlan& plan, const PlatformFacts& platform) {
-  double total_s = 0;
-  for (const CollectivePhase& phase : plan.phases) {
-    const int rounds = phase.per_step ? phase.steps : 1;
-    total_s += rounds * round_cost(phase, platform).total_s();
+  if (plan.pipeline_chunks <= 1) {
+    double total_s = 0;
+    for (const CollectivePhase& phase : plan.phases) {
+      const int rounds = phase.per_step ? phase.steps : 1;
+      total_s += rounds * round_cost(phase, platform).total_s();
+    }
+    return total_s;
   }
-  return total_s;
+  // Chunk c of stage i starts when chunk c - 1 of stage i and chunk c of
+  // stage i - 1 have ended; only chunk 0 pays the stage's latency.
+  const int chunks = plan.pipeline_chunks;
+  const double share = 1.0 / chunks;
+  std::vector<double> finish(static_cast<std::size_t>(chunks), 0.0);
+  for (const CollectivePhase& phase : plan.phases) {
+    const double first_s = round_cost(phase, platform, share, true).total_s();
+    const double next_s = round_cost(phase, platform, share, false).total_s();
+    double free_s = 0;
+    for (int c = 0; c < chunks; ++c) {
+      free_s = std::max(free_s, finish[static_cast<std::size_t>(c)]) + (c == 0 ? first_s : next_s);
+      finish[static_cast<std::size_t>(c)] = free_s;
+    }
+  }
+  return finish.back();
 }
 
 void add_link_bytes(const CollectivePlan& plan, const PlatformFacts& platform, std::vector<double>& link_bytes) {

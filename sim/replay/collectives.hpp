@@ -1,6 +1,6 @@
 // Collectives as plans: sequences of phases of point-to-point transfers
 // between NPUs. Plans are plain data; replay turns them into SimGrid
-// activities at the chosen granularity, and bounds price them.
+// activities at the chosen fidelity, and bounds price them.
 #pragma once
 
 #include <string>
@@ -12,12 +12,17 @@
 
 namespace epsim::sim {
 
-// How an alltoallv (dispatch/combine) becomes activities; see docs/simulator.md.
-enum class Granularity {
-  kPerFlow,       // one transfer per (src, dst) rank pair: exact max-min sharing between flows
-  kAggregated,    // one parallel task for the whole collective: all flows progress at one rate
-  kHierarchical,  // DeepEP-style: per (source, destination node) to the same local index, then
-                  // forwarding inside the node; one parallel task per phase
+// What the system does for an alltoallv (dispatch/combine); see docs/simulator.md.
+enum class AlltoallAlgorithm {
+  kDirect,        // every (src, dst) rank pair exchanges its tokens directly
+  kHierarchical,  // DeepEP-style: per (source, destination node) to the rank with the source's local
+                  // index there, then forwarding inside the node; the two stages pipelined in chunks
+};
+
+// How finely the simulator times a phase; see docs/simulator.md.
+enum class Fidelity {
+  kPerFlow,     // one activity per transfer: exact max-min sharing between flows
+  kAggregated,  // one parallel task per round of a phase: all its flows progress at one rate
 };
 
 enum class AllReduceAlgorithm {
@@ -25,7 +30,8 @@ enum class AllReduceAlgorithm {
   kHierarchical,  // ring reduce-scatter in the node, ring all-reduce across nodes, ring all-gather in the node
 };
 
-const char* to_string(Granularity g);
+const char* to_string(AlltoallAlgorithm a);
+const char* to_string(Fidelity f);
 const char* to_string(AllReduceAlgorithm a);
 
 struct Transfer {
@@ -44,15 +50,33 @@ struct CollectivePhase {
 };
 
 struct CollectivePlan {
-  std::vector<CollectivePhase> phases;  // run one after the other
-  std::vector<int> participants;        // NPU indices, ascending
+  // pipeline_chunks == 1: phases run one after the other, each round paying
+  // its latency. > 1: the phases are stages of a pipeline (each of one
+  // step): each is cut into that many equal chunks run back to back, chunk c
+  // of a stage starts when chunk c of the previous stage ends, and each
+  // stage pays its latency once, before its first chunk (later chunks'
+  // latency hides behind earlier chunks' bytes, as kernels keep several
+  // chunks in flight).
+  std::vector<CollectivePhase> phases;
+  std::vector<int> participants;  // NPU indices, ascending
+  int pipeline_chunks = 1;
+};
+
+struct AlltoallvOptions {
+  AlltoallAlgorithm algorithm = AlltoallAlgorithm::kDirect;
+  Fidelity fidelity = Fidelity::kAggregated;
+  // Hierarchical only: chunks the two stages are cut into (1 = no
+  // pipelining). DeepEP moves 6..36 tokens per chunk per channel and peer
+  // (Buffer.get_dispatch_config), i.e. tens of chunks per peer; 32 leaves a
+  // pipeline fill of 1/32 of a stage.
+  int pipeline_chunks = 32;
 };
 
 // Dispatch or combine (task.transpose) as planned transfers. Tokens a rank
 // routes to its own experts do not move. Throws InputError when the traffic
-// matrix does not match the placement.
+// matrix does not match the placement or pipeline_chunks < 1.
 CollectivePlan plan_alltoallv(const workloads::Task& task, const workloads::TrafficMatrix& traffic,
-                              const Placement& placement, Granularity granularity);
+                              const Placement& placement, const AlltoallvOptions& options);
 
 // A gradient all-reduce: each group all-reduces task.bytes per rank. With
 // `exact_steps`, every ring step is its own round (latency per step);
@@ -60,17 +84,25 @@ CollectivePlan plan_alltoallv(const workloads::Task& task, const workloads::Traf
 CollectivePlan plan_all_reduce(const workloads::Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
                                bool exact_steps);
 
+// Latency of the route src -> dst: the sum of its links' latencies (as SimGrid sums them).
+double route_latency_s(const PlatformFacts& platform, int src, int dst);
+
 // The duration of one round of `phase` alone on an idle platform, as the
 // engine computes it: latency (the largest route latency for a parallel
 // task; per transfer otherwise) plus the transfer time at the bottleneck.
+// `share` scales every transfer's bytes (a pipeline chunk); without
+// `latency` the round pays none (a pipeline chunk after the first).
 struct RoundCost {
   double latency_s = 0;
   double transfer_s = 0;  // time the bytes need once latency is paid
   double total_s() const { return latency_s + transfer_s; }
 };
-RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform);
+RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform, double share = 1.0,
+                     bool latency = true);
 
-// Lower bound on the plan's duration: the sum over phases of rounds x round cost.
+// Lower bound on the plan's duration, exact for a plan alone whose phases
+// use disjoint links: phases one after the other, the sum of rounds x round
+// cost; pipelined, the flow-shop makespan of the chunks at their round costs.
 double plan_bound_s(const CollectivePlan& plan, const PlatformFacts& platform);
 
 // Bytes each link carries over the whole plan, added to `link_bytes` (size = links).

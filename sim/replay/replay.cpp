@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <queue>
@@ -17,6 +18,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 
 #include "core/error.hpp"
 #include "sim/replay/activities.hpp"
@@ -31,18 +33,51 @@ using workloads::TaskKind;
 
 const char* to_string(Schedule s) { return s == Schedule::kSerial ? "serial" : "overlap"; }
 
-Granularity default_granularity(int ranks) {
-  if (ranks <= 8) return Granularity::kPerFlow;
-  if (ranks <= 32) return Granularity::kAggregated;
-  return Granularity::kHierarchical;
+namespace {
+
+// The smallest bandwidth on the route src -> dst.
+double bottleneck_Bps(const PlatformFacts& platform, int src, int dst) {
+  double out = std::numeric_limits<double>::infinity();
+  auto [first, last] = platform.routes.links(src, dst);
+  for (const int* l = first; l != last; ++l) out = std::min(out, platform.links[*l].bandwidth_Bps);
+  return out;
 }
 
-ReplayOptions resolve(const ReplayOptions& options, int ranks) {
+}  // namespace
+
+AlltoallAlgorithm default_algorithm(const PlatformFacts& platform, const Placement& placement) {
+  const auto& npu = placement.npu_of_rank;
+  const int rpn = placement.ranks_per_node;
+  const int ranks = static_cast<int>(npu.size());
+  if (rpn < 2 || ranks <= rpn) return AlltoallAlgorithm::kDirect;
+  const double intra_Bps = bottleneck_Bps(platform, npu[0], npu[1]);
+  const double inter_Bps = bottleneck_Bps(platform, npu[0], npu[rpn]);
+  return inter_Bps < intra_Bps ? AlltoallAlgorithm::kHierarchical : AlltoallAlgorithm::kDirect;
+}
+
+ReplayOptions resolve(const ReplayOptions& options, const PlatformFacts& platform, const Placement& placement) {
+  const int ranks = static_cast<int>(placement.npu_of_rank.size());
   ReplayOptions out = options;
-  if (!out.granularity) out.granularity = default_granularity(ranks);
-  if (!out.exact_ring_steps) out.exact_ring_steps = *out.granularity == Granularity::kPerFlow;
+  if (!out.algorithm) out.algorithm = default_algorithm(platform, placement);
+  if (!out.fidelity) out.fidelity = ranks <= 8 ? Fidelity::kPerFlow : Fidelity::kAggregated;
+  if (*out.fidelity == Fidelity::kPerFlow && ranks > kMaxPerFlowRanks)
+    throw InputError({}, "fidelity",
+                     fmt::format("per-flow times every rank pair as its own activity ({} x {} per collective); "
+                                 "beyond {} ranks SimGrid's sharing solver takes minutes per step; use aggregated",
+                                 ranks, ranks - 1, kMaxPerFlowRanks));
+  if (out.pipeline_chunks < 1)
+    throw InputError({}, "pipeline_chunks", fmt::format("expected >= 1, got {}", out.pipeline_chunks));
+  if (!out.exact_ring_steps) out.exact_ring_steps = *out.fidelity == Fidelity::kPerFlow;
   if (!out.fuse_identical_compute) out.fuse_identical_compute = ranks > 8;
   return out;
+}
+
+AlltoallvOptions alltoallv_options(const ReplayOptions& resolved) {
+  AlltoallvOptions o;
+  o.algorithm = *resolved.algorithm;
+  o.fidelity = *resolved.fidelity;
+  o.pipeline_chunks = resolved.pipeline_chunks;
+  return o;
 }
 
 namespace {
@@ -94,14 +129,31 @@ class Driver {
   }
 
   void run() {
+    t0_s_ = s4u::Engine::get_clock();
     for (const Task& t : graph_.tasks)
       if (t.deps.empty())
         for (int r = 0; r < ranks_; ++r) became_ready(t.id, r);
     for (int r = 0; r < ranks_; ++r) touch(r);
     drain();
-    while (!running_.empty()) {
-      ssize_t i = s4u::Activity::wait_any(running_);
-      const double now = s4u::Engine::get_clock();
+    while (!running_.empty() || !delayed_.empty()) {
+      // Activities whose latency has passed start first; the wait ends at
+      // the next completion or the next such start, whichever comes first.
+      if (!delayed_.empty() && delayed_.front().at_s <= now_s()) {
+        start_due(false);
+        continue;
+      }
+      if (running_.empty()) {
+        s4u::this_actor::sleep_until(t0_s_ + delayed_.front().at_s);
+        start_due(true);
+        continue;
+      }
+      const ssize_t i = delayed_.empty() ? s4u::Activity::wait_any(running_)
+                                         : s4u::Activity::wait_any_for(running_, delayed_.front().at_s - now_s());
+      if (i < 0 || static_cast<std::size_t>(i) >= running_.size()) {
+        start_due(true);
+        continue;
+      }
+      const double now = now_s();
       Running done = std::move(meta_[i]);
       std::swap(running_[i], running_.back());
       std::swap(meta_[i], meta_.back());
@@ -111,13 +163,13 @@ class Driver {
       if (done.rank >= 0) {
         for (int r : done.group) finish_compute(done.task, r, done.start_s, now);
       } else
-        round_done(done.task);
+        unit_done(done.task, done.phase);
       drain();
     }
     if (finished_ != graph_.tasks.size() * static_cast<std::size_t>(ranks_))
       throw std::runtime_error(fmt::format("replay stalled with {} of {} (task, rank) pairs unfinished",
                                            graph_.tasks.size() * ranks_ - finished_, graph_.tasks.size() * ranks_));
-    timeline_.step_s = s4u::Engine::get_clock();
+    timeline_.step_s = now_s();
   }
 
   Timeline take() { return std::move(timeline_); }
@@ -129,16 +181,35 @@ class Driver {
     double start_s = 0;
     std::vector<std::pair<int, double>> link_bytes;  // recorded spans (link, bytes)
     std::vector<int> group;                          // compute: the ranks running it
+    int phase = 0;                                   // collective: the plan phase of the round
   };
 
+  // An activity waiting for its latency to pass (see PendingExec).
+  struct Delayed {
+    double at_s = 0;
+    std::size_t seq = 0;  // ties start in launch order
+    s4u::ExecPtr exec;
+    Running run;
+  };
+  static bool later(const Delayed& a, const Delayed& b) { return std::tie(a.at_s, a.seq) > std::tie(b.at_s, b.seq); }
+
+  // A collective runs its phases' units (rounds, or pipeline chunks) as
+  // CollectivePlan describes; per phase, units started and finished and
+  // the activities of its running unit.
   struct CollectiveRun {
     CollectivePlan plan;
-    std::size_t phase = 0;
-    int round = 0;
-    int outstanding = 0;
+    std::vector<int> started, done, outstanding;
     double first_ready_s = 0;
     double start_s = 0;
+
+    bool pipelined() const { return plan.pipeline_chunks > 1; }
+    int units(std::size_t phase) const {
+      const CollectivePhase& p = plan.phases[phase];
+      return pipelined() ? plan.pipeline_chunks : (p.per_step ? p.steps : 1);
+    }
   };
+
+  double now_s() const { return s4u::Engine::get_clock() - t0_s_; }
 
   std::size_t slot(TaskId t, int r) const { return static_cast<std::size_t>(t) * ranks_ + r; }
   std::vector<TaskId>& order(int r, Stream s) { return order_[static_cast<std::size_t>(r) * kStreams + static_cast<int>(s)]; }
@@ -235,7 +306,7 @@ class Driver {
   void start_compute(TaskId t, int r) {
     const Task& task = graph_.tasks[t];
     if (!(task.flops[r] > 0) && !(task.hbm_bytes[r] > 0)) {
-      const double now = s4u::Engine::get_clock();
+      const double now = now_s();
       finish_compute(t, r, now, now);
       return;
     }
@@ -252,7 +323,7 @@ class Driver {
       return std::make_tuple(a.first, ta.flops[a.second], ta.hbm_bytes[a.second], a.second) <
              std::make_tuple(b.first, tb.flops[b.second], tb.hbm_bytes[b.second], b.second);
     });
-    const double now = s4u::Engine::get_clock();
+    const double now = now_s();
     std::size_t i = 0;
     while (i < starting_.size()) {
       const auto [t, r] = starting_[i];
@@ -279,19 +350,41 @@ class Driver {
           if (options_.record_link_spans) run.link_bytes.emplace_back(facts.hbm_link, bytes);
         }
       }
+      // HBM loopback routes have no latency (discover_platform checks it).
       launch(j - i == 1 ? roofline_exec(hosts[0], flops[0], task.hbm_bytes[r])
                         : fused_roofline_exec(hosts, flops, task.hbm_bytes[r]),
-             std::move(run));
+             std::move(run), 0.0);
       i = j;
     }
     starting_.clear();
   }
 
-  void launch(const s4u::ExecPtr& exec, Running run) {
-    exec->start();
+  // Starts `exec` once `latency_s` has passed.
+  void launch(const s4u::ExecPtr& exec, Running run, double latency_s) {
     ++timeline_.activities;
+    if (latency_s > 0) {
+      delayed_.push_back({now_s() + latency_s, delayed_seq_++, exec, std::move(run)});
+      std::push_heap(delayed_.begin(), delayed_.end(), later);
+      return;
+    }
+    exec->start();
     running_.push_back(exec);
     meta_.push_back(std::move(run));
+  }
+
+  // Starts the delayed activities that are due (with `first`, at least the
+  // earliest: the engine woke up for it, to the clock's rounding).
+  void start_due(bool first) {
+    const double now = now_s();
+    while (!delayed_.empty() && (first || delayed_.front().at_s <= now)) {
+      first = false;
+      std::pop_heap(delayed_.begin(), delayed_.end(), later);
+      Delayed d = std::move(delayed_.back());
+      delayed_.pop_back();
+      d.exec->start();
+      running_.push_back(d.exec);
+      meta_.push_back(std::move(d.run));
+    }
   }
 
   void finish_compute(TaskId t, int r, double start_s, double end_s) {
@@ -305,7 +398,7 @@ class Driver {
   }
 
   void enter_collective(TaskId t, int r) {
-    const double now = s4u::Engine::get_clock();
+    const double now = now_s();
     entered_s_[t].emplace_back(r, now);
     if (static_cast<int>(entered_s_[t].size()) < members_[t]) return;
     CollectiveRun& run = collectives_[t];
@@ -316,47 +409,66 @@ class Driver {
     if (task.kind == TaskKind::kGradAllReduce)
       run.plan = plan_all_reduce(task, placement_, options_.all_reduce, *options_.exact_ring_steps);
     else
-      run.plan = plan_alltoallv(task, graph_.traffic[task.traffic], placement_, *options_.granularity);
-    start_round(t);
+      run.plan = plan_alltoallv(task, graph_.traffic[task.traffic], placement_, alltoallv_options(options_));
+    const std::size_t phases = run.plan.phases.size();
+    run.started.assign(phases, 0);
+    run.done.assign(phases, 0);
+    run.outstanding.assign(phases, 0);
+    advance(t);
   }
 
-  // Starts the next round of collective t, or finishes it.
-  void start_round(TaskId t) {
+  // Starts every unit of collective t that may start now, or finishes it.
+  // Unit u of a phase may start when the phase's previous unit has ended
+  // and, for the phase before it, all its units have (one after the other)
+  // or its unit u has (pipelined).
+  void advance(TaskId t) {
     CollectiveRun& run = collectives_[t];
-    if (run.phase >= run.plan.phases.size()) {
+    bool finished = true;
+    for (std::size_t i = 0; i < run.plan.phases.size(); ++i) finished &= run.done[i] == run.units(i);
+    if (finished) {
       finish_collective(t);
       return;
     }
-    const CollectivePhase& phase = run.plan.phases[run.phase];
-    const double now = s4u::Engine::get_clock();
+    for (std::size_t i = 0; i < run.plan.phases.size(); ++i) {
+      if (run.outstanding[i] > 0 || run.started[i] == run.units(i)) continue;
+      if (i > 0 && (run.pipelined() ? run.done[i - 1] <= run.started[i] : run.done[i - 1] < run.units(i - 1))) continue;
+      start_unit(run, t, i);
+    }
+  }
+
+  void start_unit(CollectiveRun& run, TaskId t, std::size_t i) {
+    const CollectivePhase& phase = run.plan.phases[i];
+    const double share = run.pipelined() ? 1.0 / run.plan.pipeline_chunks : 1.0;
+    const bool latency = !run.pipelined() || run.started[i] == 0;
+    const double now = now_s();
     std::vector<double> link_bytes(platform_.links.size(), 0.0);
-    add_round_link_bytes(phase, platform_, link_bytes);
+    add_round_link_bytes(phase, platform_, link_bytes, share);
     std::vector<std::pair<int, double>> spans;
     for (std::size_t l = 0; l < link_bytes.size(); ++l) {
       if (link_bytes[l] <= 0) continue;
       timeline_.link_bytes[l] += link_bytes[l];
       if (options_.record_link_spans) spans.emplace_back(static_cast<int>(l), link_bytes[l]);
     }
-    std::vector<s4u::ExecPtr> execs = round_execs(phase, platform_, hosts_);
-    run.outstanding = static_cast<int>(execs.size());
-    for (std::size_t i = 0; i < execs.size(); ++i)
-      launch(execs[i], Running{t, -1, now, i == 0 ? std::move(spans) : std::vector<std::pair<int, double>>{}, {}});
+    std::vector<PendingExec> execs = round_execs(phase, platform_, hosts_, share, latency);
+    ++run.started[i];
+    run.outstanding[i] = static_cast<int>(execs.size());
+    for (std::size_t k = 0; k < execs.size(); ++k)
+      launch(execs[k].exec,
+             Running{t, -1, now, k == 0 ? std::move(spans) : std::vector<std::pair<int, double>>{}, {},
+                     static_cast<int>(i)},
+             execs[k].latency_s);
   }
 
-  void round_done(TaskId t) {
+  void unit_done(TaskId t, int phase) {
     CollectiveRun& run = collectives_[t];
-    if (--run.outstanding > 0) return;
-    const CollectivePhase& phase = run.plan.phases[run.phase];
-    const int rounds = phase.per_step ? phase.steps : 1;
-    if (++run.round >= rounds) {
-      run.round = 0;
-      ++run.phase;
-    }
-    start_round(t);
+    const auto i = static_cast<std::size_t>(phase);
+    if (--run.outstanding[i] > 0) return;
+    ++run.done[i];
+    advance(t);
   }
 
   void finish_collective(TaskId t) {
-    const double now = s4u::Engine::get_clock();
+    const double now = now_s();
     const CollectiveRun& run = collectives_[t];
     const Task& task = graph_.tasks[t];
     timeline_.collectives.push_back({t, run.first_ready_s, run.start_s, now});
@@ -401,16 +513,45 @@ class Driver {
   std::vector<bool> in_worklist_;
   std::vector<s4u::ActivityPtr> running_;
   std::vector<Running> meta_;
+  std::vector<Delayed> delayed_;  // a heap by (at_s, seq)
+  std::size_t delayed_seq_ = 0;
+  double t0_s_ = 0;               // engine clock when the replay began
   std::size_t finished_ = 0;
   Timeline timeline_;
 };
 
 }  // namespace
 
+namespace {
+
+// Sets every link's SimGrid latency to 0 for its lifetime (the replay pays
+// route latencies itself, from PlatformFacts), then restores them.
+class ZeroLinkLatencies {
+ public:
+  explicit ZeroLinkLatencies(const s4u::Engine& engine) {
+    for (s4u::Link* l : engine.get_all_links()) {
+      if (l->get_latency() == 0) continue;
+      saved_.emplace_back(l, l->get_latency());
+      l->set_latency(0);
+    }
+  }
+  ~ZeroLinkLatencies() {
+    for (const auto& [link, latency_s] : saved_) link->set_latency(latency_s);
+  }
+  ZeroLinkLatencies(const ZeroLinkLatencies&) = delete;
+  ZeroLinkLatencies& operator=(const ZeroLinkLatencies&) = delete;
+
+ private:
+  std::vector<std::pair<s4u::Link*, double>> saved_;
+};
+
+}  // namespace
+
 Timeline replay(SimEngine& engine, const LoadedPlatform& platform, const Placement& placement,
                 const TaskGraph& graph, const ReplayOptions& options) {
-  const ReplayOptions resolved = resolve(options, graph.ranks);
+  const ReplayOptions resolved = resolve(options, platform.facts, placement);
   Driver driver(platform, placement, graph, resolved);
+  const ZeroLinkLatencies zero_latencies(engine.engine());
   std::exception_ptr failure;
   s4u::Actor::create("epsim-replay", platform.hosts.front(), [&driver, &failure] {
     try {

@@ -22,10 +22,16 @@ const char* to_string(Schedule s);
 
 struct ReplayOptions {
   Schedule schedule = Schedule::kOverlap;
-  // Dispatch/combine granularity; unset: default_granularity(ranks).
-  std::optional<Granularity> granularity;
+  // What dispatch/combine do; unset: default_algorithm(platform, placement).
+  std::optional<AlltoallAlgorithm> algorithm;
+  // How finely they are timed; unset: per-flow up to 8 ranks, aggregated
+  // beyond. Per-flow is refused beyond kMaxPerFlowRanks (see resolve()).
+  std::optional<Fidelity> fidelity;
+  // Hierarchical dispatch/combine: chunks its two stages are pipelined in
+  // (1: the intra-node stage starts when the whole network stage ends).
+  int pipeline_chunks = AlltoallvOptions{}.pipeline_chunks;
   AllReduceAlgorithm all_reduce = AllReduceAlgorithm::kHierarchical;
-  // Ring steps as separate rounds (latency per step); unset: only with kPerFlow.
+  // Ring steps as separate rounds (latency per step); unset: only with per-flow.
   std::optional<bool> exact_ring_steps;
   // Run a compute task as one parallel task for all ranks that start it at
   // the same instant with identical amounts; unset: when more than 8 ranks.
@@ -33,13 +39,32 @@ struct ReplayOptions {
   bool record_link_spans = true;  // needed for trace counters; costs memory at large EP
 };
 
-// per-flow up to 8 ranks, aggregated up to 32, hierarchical beyond (docs/simulator.md).
-Granularity default_granularity(int ranks);
+// Hierarchical where the placement spans several nodes and the route to
+// the same local index in the next node has a lower bottleneck bandwidth
+// than the route to the next NPU in the node (a scale-out tier under a
+// faster scale-up fabric); direct otherwise: one node, one rank per node,
+// or a scale-up fabric spanning nodes (a supernode), where relaying would
+// only send every token over the same port twice.
+AlltoallAlgorithm default_algorithm(const PlatformFacts& platform, const Placement& placement);
 
-// Options with every default resolved for `ranks` ranks.
-ReplayOptions resolve(const ReplayOptions& options, int ranks);
+// Per-flow timing starts one activity per rank pair and collective; at 32
+// ranks (992 flows per collective) a DeepSeek-V3 step did not finish in
+// 150 s, so resolve() refuses it beyond this.
+constexpr int kMaxPerFlowRanks = 16;
 
-// Runs the engine until the graph completes. Call once per SimEngine.
+// Options with every default resolved for this platform and placement.
+// Throws InputError (key "fidelity") for per-flow beyond kMaxPerFlowRanks
+// ranks and (key "pipeline_chunks") for fewer than 1 chunk.
+ReplayOptions resolve(const ReplayOptions& options, const PlatformFacts& platform, const Placement& placement);
+
+// The dispatch/combine options of resolved replay options.
+AlltoallvOptions alltoallv_options(const ReplayOptions& resolved);
+
+// Runs the engine until the graph completes; times in the Timeline count
+// from the call (the engine's clock may have run before: a process may
+// replay several graphs on one engine, as `epsim validate` does). Link
+// latencies are 0 in SimGrid while it runs (the replay pays them, see
+// PendingExec) and restored after. Resolves `options` itself.
 // Throws InputError for a graph that does not fit the platform, and
 // std::runtime_error naming the task for a SimGrid failure mid-run.
 Timeline replay(SimEngine& engine, const LoadedPlatform& platform, const Placement& placement,

@@ -73,7 +73,8 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
                     const workloads::TaskGraph& graph, const ReplayOptions& resolved, int top_links) {
   Report rep;
   rep.schedule = to_string(resolved.schedule);
-  rep.granularity = to_string(*resolved.granularity);
+  rep.algorithm = to_string(*resolved.algorithm);
+  rep.fidelity = to_string(*resolved.fidelity);
   rep.all_reduce = to_string(resolved.all_reduce);
   rep.ranks = graph.ranks;
   rep.tasks = static_cast<int>(graph.tasks.size());

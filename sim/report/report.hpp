@@ -33,7 +33,8 @@ struct LinkRow {
 
 struct Report {
   std::string schedule;
-  std::string granularity;
+  std::string algorithm;  // dispatch/combine: direct or hierarchical
+  std::string fidelity;   // per-flow or aggregated
   std::string all_reduce;
   int ranks = 0;
   int tasks = 0;

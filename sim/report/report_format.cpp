@@ -44,8 +44,8 @@ nlohmann::ordered_json row_json(const ReportRow& r) {
 
 std::string format_table(const Report& r) {
   std::string out;
-  out += fmt::format("epsim run: {} ranks, {} tasks, schedule {}, dispatch/combine {}, all-reduce {}\n", r.ranks,
-                     r.tasks, r.schedule, r.granularity, r.all_reduce);
+  out += fmt::format("epsim run: {} ranks, {} tasks, schedule {}, dispatch/combine {} ({}), all-reduce {}\n",
+                     r.ranks, r.tasks, r.schedule, r.algorithm, r.fidelity, r.all_reduce);
   out += fmt::format("  {:<16} {:>14} {:>14} {:>8}  {}\n", "", "sim", "bound", "sim/bnd", "gap from");
   out += row_text(r.step);
   out += fmt::format("  {:<16} {:>14} {:>14}\n", "  bound parts", "critical path", "rank streams");
@@ -75,7 +75,8 @@ std::string format_json(const Report& r) {
   j["ranks"] = r.ranks;
   j["tasks"] = r.tasks;
   j["schedule"] = r.schedule;
-  j["granularity"] = r.granularity;
+  j["algorithm"] = r.algorithm;
+  j["fidelity"] = r.fidelity;
   j["all_reduce"] = r.all_reduce;
   j["activities"] = r.activities;
   j["step"] = row_json(r.step);

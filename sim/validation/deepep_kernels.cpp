@@ -1,94 +1,74 @@
-// Chunked, pipelined replay of DeepEP's kernels as ptask_L07 parallel tasks.
+// DeepEP's kernels as a two-task graph replayed by the replay.
 #include "sim/validation/deepep_kernels.hpp"
 
-#include <memory>
-#include <string>
-
-#include <simgrid/s4u/Actor.hpp>
-#include <simgrid/s4u/Engine.hpp>
-#include <simgrid/s4u/Exec.hpp>
-#include <simgrid/s4u/Host.hpp>
-#include <simgrid/s4u/Semaphore.hpp>
-
-#include "core/error.hpp"
+#include "sim/platform/placement.hpp"
+#include "sim/replay/collectives.hpp"
 
 namespace epsim::sim {
 
-namespace s4u = simgrid::s4u;
+using workloads::Task;
+using workloads::TaskGraph;
+using workloads::TaskKind;
+using workloads::TrafficMatrix;
 
-namespace {
-
-struct Stage {
-  const std::vector<TokenFlow>* flows = nullptr;
-  bool reversed = false;  // combine: flows run dst -> src
-  double latency_s = 0;
-};
-
-// One chunk of a stage: one parallel task over all ranks, every flow
-// carrying 1/chunks of its bytes; all its flows progress at one rate, as
-// a kernel's chunk is done when its slowest peer is.
-s4u::ExecPtr chunk_exec(const std::vector<s4u::Host*>& hosts, const Stage& stage, double token_bytes, int chunks) {
-  const std::size_t n = hosts.size();
-  std::vector<double> bytes(n * n, 0.0);
-  for (const TokenFlow& f : *stage.flows) {
-    const std::size_t src = static_cast<std::size_t>(stage.reversed ? f.dst : f.src);
-    const std::size_t dst = static_cast<std::size_t>(stage.reversed ? f.src : f.dst);
-    bytes[src * n + dst] += f.tokens * token_bytes / chunks;
-  }
-  return s4u::Exec::init()->set_hosts(hosts)->set_flops_amounts(std::vector<double>(n, 0.0))->set_bytes_amounts(bytes);
+TaskGraph deepep_kernel_graph(const TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes) {
+  TaskGraph g;
+  g.ranks = traffic.ranks;
+  g.ranks_per_node = traffic.ranks_per_node;
+  g.traffic.push_back(traffic);
+  Task dispatch;
+  dispatch.id = 0;
+  dispatch.kind = TaskKind::kDispatch;
+  dispatch.layer = 0;
+  dispatch.micro_batch = 0;
+  dispatch.traffic = 0;
+  dispatch.bytes_per_token = token_bytes.dispatch_moved;
+  Task combine = dispatch;
+  combine.id = 1;
+  combine.kind = TaskKind::kCombine;
+  combine.phase = workloads::Phase::kForward;
+  combine.transpose = true;
+  combine.bytes_per_token = token_bytes.combine_moved;
+  combine.deps = {0};
+  g.tasks = {dispatch, combine};
+  return g;
 }
 
-// Runs the stage's chunks one after the other; `ready` (when given) gates
-// chunk c until the previous stage released it; `done` (when given) is
-// released as each chunk ends.
-void run_stage(const std::vector<s4u::Host*>& hosts, const Stage& stage, double token_bytes,
-               const DeepEpPipeline& p, s4u::SemaphorePtr ready, s4u::SemaphorePtr done) {
-  for (int c = 0; c < p.chunks; ++c) {
-    if (ready) ready->acquire();
-    if (c == 0) s4u::this_actor::sleep_for(stage.latency_s);
-    chunk_exec(hosts, stage, token_bytes, p.chunks)->wait();
-    if (done) done->release();
-  }
+ReplayOptions deepep_replay_options(int pipeline_chunks) {
+  ReplayOptions o;
+  o.algorithm = AlltoallAlgorithm::kHierarchical;
+  o.fidelity = Fidelity::kAggregated;
+  o.pipeline_chunks = pipeline_chunks;
+  o.record_link_spans = false;
+  return o;
 }
 
-// The kernel's stages in order, each chunk of stage i+1 after the same chunk of stage i.
-double run_kernel(const std::vector<s4u::Host*>& hosts, const std::vector<Stage>& stages, double token_bytes,
-                  const DeepEpPipeline& p) {
-  s4u::Engine* engine = s4u::Engine::get_instance();
-  const double start_s = s4u::Engine::get_clock();
-  s4u::SemaphorePtr previous;
-  for (std::size_t i = 0; i < stages.size(); ++i) {
-    s4u::SemaphorePtr done = i + 1 < stages.size() ? s4u::Semaphore::create(0) : nullptr;
-    const Stage stage = stages[i];
-    s4u::Actor::create("deepep-stage" + std::to_string(i), hosts[0],
-                       [&hosts, stage, token_bytes, p, previous, done] {
-                         run_stage(hosts, stage, token_bytes, p, previous, done);
-                       });
-    previous = done;
+DeepEpTimes time_deepep_kernels(SimEngine& engine, const LoadedPlatform& platform, const TrafficMatrix& traffic,
+                                const DeepEpTokenBytes& token_bytes, int pipeline_chunks) {
+  const TaskGraph graph = deepep_kernel_graph(traffic, token_bytes);
+  const Placement placement = place_ranks(graph.ranks, graph.ranks_per_node, platform.facts);
+  const Timeline t = replay(engine, platform, placement, graph, deepep_replay_options(pipeline_chunks));
+  DeepEpTimes out;
+  for (const CollectiveSpan& c : t.collectives) {
+    const double kernel_s = c.end_s - c.start_s;
+    (c.task == 0 ? out.dispatch_s : out.combine_s) = kernel_s;
   }
-  engine->run();
-  return s4u::Engine::get_clock() - start_s;
+  return out;
 }
 
-}  // namespace
-
-DeepEpTimes run_deepep_kernels(const std::vector<s4u::Host*>& all_hosts, const DeepEpPlan& plan,
-                               const DeepEpTokenBytes& token_bytes, const DeepEpPipeline& pipeline) {
-  if (static_cast<int>(all_hosts.size()) < plan.ranks)
-    throw InputError(SourceLocation{"deepep kernels"}, "ranks",
-                     "the plan has " + std::to_string(plan.ranks) + " ranks, the platform " +
-                         std::to_string(all_hosts.size()) + " GPUs");
-  if (pipeline.chunks < 1 || pipeline.network_latency_s < 0 || pipeline.nvlink_latency_s < 0)
-    throw InputError(SourceLocation{"deepep kernels"}, "pipeline", "chunks must be >= 1 and latencies >= 0");
-  const std::vector<s4u::Host*> hosts(all_hosts.begin(), all_hosts.begin() + plan.ranks);
-  std::vector<Stage> dispatch, combine;
-  if (!plan.network.empty()) dispatch.push_back({&plan.network, false, pipeline.network_latency_s});
-  if (!plan.nvlink.empty()) dispatch.push_back({&plan.nvlink, false, pipeline.nvlink_latency_s});
-  for (auto it = dispatch.rbegin(); it != dispatch.rend(); ++it) combine.push_back({it->flows, true, it->latency_s});
-  DeepEpTimes t;
-  t.dispatch_s = run_kernel(hosts, dispatch, token_bytes.dispatch_moved, pipeline);
-  t.combine_s = run_kernel(hosts, combine, token_bytes.combine_moved, pipeline);
-  return t;
+DeepEpMovedTokens deepep_moved_tokens(const TrafficMatrix& traffic, const PlatformFacts& platform) {
+  const TaskGraph graph = deepep_kernel_graph(traffic, DeepEpTokenBytes{1, 1, 1, 1});
+  const Placement placement = place_ranks(graph.ranks, graph.ranks_per_node, platform);
+  AlltoallvOptions o;
+  o.algorithm = AlltoallAlgorithm::kHierarchical;
+  const CollectivePlan plan = plan_alltoallv(graph.tasks[0], traffic, placement, o);
+  DeepEpMovedTokens out;
+  for (const CollectivePhase& phase : plan.phases)
+    for (const Transfer& x : phase.transfers)
+      (phase.name == "inter-node" ? out.network_tokens_per_rank : out.intra_node_tokens_per_rank) += x.bytes;
+  out.network_tokens_per_rank /= traffic.ranks;
+  out.intra_node_tokens_per_rank /= traffic.ranks;
+  return out;
 }
 
 }  // namespace epsim::sim

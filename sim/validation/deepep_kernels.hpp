@@ -1,43 +1,47 @@
-// Replays DeepEP's normal dispatch and combine kernels on a loaded SimGrid
-// platform: each stage in chunks, the NVLink stage of a chunk starting when
-// its network stage ends (pipelined as DeepEP's forwarders do), each
-// stage's latency paid once (its chunks stream back to back).
+// DeepEP's normal dispatch and combine kernels, timed by the replay itself:
+// a task graph of one dispatch and one combine, run as the hierarchical
+// alltoallv `epsim run` uses (plan_alltoallv, the replay's pipelined
+// rounds), so that validation and runs share one communication model.
 #pragma once
 
-#include <vector>
-
-#include "sim/validation/deepep_plan.hpp"
-
-namespace simgrid::s4u {
-class Host;
-}
+#include "sim/platform/npu_platform.hpp"
+#include "sim/platform/sim_engine.hpp"
+#include "sim/replay/replay.hpp"
+#include "sim/validation/deepep_bytes.hpp"
+#include "workloads/task_graph.hpp"
 
 namespace epsim::sim {
 
-struct DeepEpPipeline {
-  // Equal slices each stage is cut into, one after the other. DeepEP moves
-  // 6..36 tokens per chunk per channel and peer (Buffer.get_dispatch_config),
-  // i.e. tens of chunks per peer; 32 leaves a pipeline fill of 1/32 of a stage.
-  int chunks = 32;
-  // Route latency of each stage, paid once before its first chunk: DeepEP
-  // keeps several chunks in flight, so later chunks' latency hides behind
-  // earlier chunks' bytes. The platform's link latencies must then be 0,
-  // or every chunk pays them again (run_deepep_validation sets both).
-  double network_latency_s = 0;
-  double nvlink_latency_s = 0;
-};
+// Dispatch (task 0) of `traffic` at dispatch_moved bytes per token, then
+// combine (task 1, transposed) at combine_moved, nothing else.
+workloads::TaskGraph deepep_kernel_graph(const workloads::TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes);
+
+// How DeepEP's kernels run: hierarchical (in one node that is the direct
+// exchange), every round one parallel task, the two stages pipelined in
+// `pipeline_chunks` chunks.
+ReplayOptions deepep_replay_options(int pipeline_chunks);
 
 struct DeepEpTimes {
   double dispatch_s = 0;  // kernel time: first byte sent to last byte received, all ranks
   double combine_s = 0;
 };
 
-// Runs dispatch, then combine, alone on the platform of the current
-// engine; rank r is hosts[r]. Calls Engine::run() twice, so it may be
-// called again in the same process (e.g. after changing link bandwidths).
-// Throws InputError when hosts is smaller than plan.ranks or the pipeline
-// has fewer than one chunk or a negative latency.
-DeepEpTimes run_deepep_kernels(const std::vector<simgrid::s4u::Host*>& hosts, const DeepEpPlan& plan,
-                               const DeepEpTokenBytes& token_bytes, const DeepEpPipeline& pipeline = {});
+// The kernel times of deepep_kernel_graph(traffic, token_bytes) replayed
+// with deepep_replay_options(pipeline_chunks) on the first traffic.ranks
+// NPUs (traffic.ranks_per_node per node). May be called again on the same
+// engine (e.g. after changing link bandwidths). Throws InputError when the
+// ranks do not fit the platform.
+DeepEpTimes time_deepep_kernels(SimEngine& engine, const LoadedPlatform& platform,
+                                const workloads::TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes,
+                                int pipeline_chunks);
+
+// Bytes that cross the network and the links inside nodes per rank in
+// dispatch (network = the plan's inter-node stage, the rest intra-node),
+// means over ranks; combine moves the same tokens back at combine_moved.
+struct DeepEpMovedTokens {
+  double network_tokens_per_rank = 0;
+  double intra_node_tokens_per_rank = 0;
+};
+DeepEpMovedTokens deepep_moved_tokens(const workloads::TrafficMatrix& traffic, const PlatformFacts& platform);
 
 }  // namespace epsim::sim

@@ -6,16 +6,15 @@
 #include <map>
 
 #include <fmt/format.h>
-#include <simgrid/s4u/Engine.hpp>
-#include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
 #include "core/error.hpp"
 #include "sim/platform/platform_loader.hpp"
 #include "sim/platform/sim_engine.hpp"
 #include "topology/cluster_spec.hpp"
-#include "topology/names.hpp"
-#include "workloads/deepep_routing.hpp"
+#include "topology/topology_graph.hpp"
+#include "workloads/routing_sampler.hpp"
+#include "workloads/workload_spec.hpp"
 
 namespace epsim::sim {
 
@@ -31,117 +30,164 @@ const std::vector<DeepEpMeasurement>& deepep_h800_measurements() {
   return rows;
 }
 
+const DeepEpMeasurement* find_deepep_measurement(int ep) {
+  for (const DeepEpMeasurement& m : deepep_h800_measurements())
+    if (m.ep == ep) return &m;
+  return nullptr;
+}
+
 namespace {
 
-constexpr int kGpusPerNode = 8;
+constexpr int kGpusPerNode = kDeepEpGpusPerNode;
+constexpr int kCalibrationSteps = 8;
 
-const DeepEpMeasurement& measurement(int ep) {
-  for (const DeepEpMeasurement& m : deepep_h800_measurements())
-    if (m.ep == ep) return m;
-  throw option_error("--ep", "DeepEP published EP8, 16, 32 and 64; got " + std::to_string(ep));
+const DeepEpMeasurement& measurement(int ep, const char* what) {
+  if (const DeepEpMeasurement* m = find_deepep_measurement(ep)) return *m;
+  throw InputError({}, what, fmt::format("DeepEP published EP8, 16, 32 and 64; got EP{}", ep));
 }
 
-// Sets both directions of a split-duplex link (or a shared link) by name.
-void set_bandwidth(const std::string& name, double Bps) {
-  bool found = false;
-  for (const std::string& n : {name + "_UP", name + "_DOWN"}) {
-    if (s4u::Link* l = s4u::Link::by_name_or_null(n)) {
-      l->set_bandwidth(Bps);
-      found = true;
-    }
-  }
-  if (found) return;
-  if (s4u::Link* l = s4u::Link::by_name_or_null(name)) l->set_bandwidth(Bps);
-  else throw InputError(SourceLocation{"deepep validation"}, name, "no such link in the platform");
-}
-
+// The running platform with link bandwidths that follow a cluster spec: a
+// changed spec is applied link by link as the topology derives it (ports,
+// NICs and the switch backplanes and rails built from them), to SimGrid and
+// to the facts the replay prices rounds with.
 class Bench {
  public:
-  Bench(const DeepEpValidationOptions& o, std::vector<s4u::Host*> hosts, int nodes, const DeepEpPipeline& pipeline)
+  Bench(const DeepEpValidationOptions& o, const topology::ClusterSpec& spec)
       : o_(o),
-        hosts_(std::move(hosts)),
-        nodes_(nodes),
-        token_bytes_(deepep_token_bytes(o.hidden, o.top_k)),
-        pipeline_(pipeline) {}
+        spec_(spec),
+        open_(open_platform(spec)),
+        engine_(*open_.engine),
+        platform_(open_.loaded),
+        token_bytes_(deepep_token_bytes(o.hidden, o.top_k)) {
+    for (std::size_t l = 0; l < platform_.facts.links.size(); ++l) link_index_[platform_.facts.links[l].name] = l;
+  }
 
+  const LoadedPlatform& platform() const { return platform_; }
+  const DeepEpTokenBytes& token_bytes() const { return token_bytes_; }
+
+  // Port (NVLink) and NIC bandwidths at these shares of the line rates.
   void set_efficiencies(double nvlink, double rdma) {
-    for (int n = 0; n < nodes_; ++n)
-      for (int i = 0; i < kGpusPerNode; ++i) {
-        set_bandwidth(topology::names::port(n, i), nvlink * o_.nvlink_line_rate_Bps);
-        set_bandwidth(topology::names::nic(n, i), rdma * o_.nic_line_rate_Bps);
-      }
+    topology::ClusterSpec s = spec_;
+    s.node.link_bandwidth_Bps = nvlink * o_.nvlink_line_rate_Bps;
+    s.scaleout->nic_bandwidth_Bps = rdma * o_.nic_line_rate_Bps;
+    const topology::TopologyGraph topo(s);
+    std::map<std::string, double> bandwidth_Bps;
+    for (int a = 0; a < topo.npu_count(); ++a)
+      for (int b = 0; b < topo.npu_count(); ++b)
+        if (a != b)
+          for (const topology::RouteLink& l : topo.route(a, b).links) bandwidth_Bps[l.name] = l.bandwidth_Bps;
+    for (const auto& [name, Bps] : bandwidth_Bps) {
+      auto it = link_index_.find(name);
+      if (it == link_index_.end()) continue;  // not on a route between NPUs the replay uses
+      platform_.facts.links[it->second].bandwidth_Bps = Bps;
+      s4u::Link::by_name(name)->set_bandwidth(Bps);
+    }
   }
 
   DeepEpRow run(int ep) {
-    const Sampled& s = sampled(ep);
+    const workloads::TrafficMatrix& traffic = sampled(ep);
     DeepEpRow row;
     row.ep = ep;
-    row.internode = s.plan.internode;
-    row.bytes = deepep_bytes(s.traffic, s.plan, token_bytes_);
-    row.times = run_deepep_kernels(hosts_, s.plan, token_bytes_, pipeline_);
-    const DeepEpMeasurement& m = measurement(ep);
-    row.dispatch = {m.dispatch_Bps, row.bytes.dispatch_counted_bytes / row.times.dispatch_s};
-    row.combine = {m.combine_Bps, row.bytes.combine_counted_bytes / row.times.combine_s};
+    row.internode = traffic.nodes() > 1;
+    row.counted = deepep_counted_bytes(traffic, token_bytes_);
+    row.moved = deepep_moved_tokens(traffic, platform_.facts);
+    row.times = time_deepep_kernels(engine_, platform_, traffic, token_bytes_, o_.pipeline_chunks);
+    const DeepEpMeasurement& m = measurement(ep, "EP");
+    row.dispatch = {m.dispatch_Bps, row.counted.dispatch_bytes / row.times.dispatch_s};
+    row.combine = {m.combine_Bps, row.counted.combine_bytes / row.times.combine_s};
     return row;
   }
 
  private:
-  struct Sampled {
-    workloads::TrafficMatrix traffic;
-    DeepEpPlan plan;
-  };
   // Routing is sampled once per EP and reused across calibration runs.
-  const Sampled& sampled(int ep) {
+  const workloads::TrafficMatrix& sampled(int ep) {
     auto it = cache_.find(ep);
     if (it != cache_.end()) return it->second;
-    workloads::DeepEpRoutingSpec r;
-    r.ranks = ep;
-    r.ranks_per_node = std::min(ep, kGpusPerNode);
-    r.experts = o_.experts;
-    r.top_k = o_.top_k;
-    r.group_limit = o_.group_limit;
-    r.tokens_per_rank = o_.tokens_per_rank;
-    r.seed = o_.seed;
-    Sampled s;
-    s.traffic = workloads::sample_deepep_traffic(r);
-    s.plan = plan_deepep(s.traffic);
-    return cache_.emplace(ep, std::move(s)).first->second;
+    return cache_.emplace(ep, deepep_benchmark_traffic(o_, ep)).first->second;
   }
 
   const DeepEpValidationOptions& o_;
-  std::vector<s4u::Host*> hosts_;
-  int nodes_;
+  topology::ClusterSpec spec_;
+  OpenPlatform open_;
+  SimEngine& engine_;
+  LoadedPlatform& platform_;
   DeepEpTokenBytes token_bytes_;
-  DeepEpPipeline pipeline_;
-  std::map<int, Sampled> cache_;
+  std::map<std::string, std::size_t> link_index_;
+  std::map<int, workloads::TrafficMatrix> cache_;
 };
 
 // Scales the efficiency until the row's simulated dispatch bandwidth
 // matches the measurement: time is nearly bytes / (efficiency x line
-// rate), so the ratio converges in a few steps.
+// rate), so the ratio converges in a few steps. When the row's time does
+// not follow that link (another link is its bottleneck), it does not
+// converge, which is an error, as is an efficiency outside (0, 1].
 template <typename Apply>
-double calibrate(Bench& bench, int ep, double start, Apply apply) {
-  double efficiency = start;
-  for (int i = 0; i < 8; ++i) {
+double calibrate(Bench& bench, int ep, const std::string& source, const char* link, double line_rate_Bps,
+                 Apply apply) {
+  double efficiency = 1.0;
+  double ratio = 0;
+  for (int i = 0; i < kCalibrationSteps; ++i) {
     apply(efficiency);
     const DeepEpRow row = bench.run(ep);
-    const double ratio = row.dispatch.measured_Bps / row.dispatch.simulated_Bps;
+    ratio = row.dispatch.measured_Bps / row.dispatch.simulated_Bps;
     efficiency *= ratio;
     if (std::abs(ratio - 1.0) < 1e-6) break;
   }
+  const std::string subject = fmt::format("{} calibration on the EP{} dispatch cell", link, ep);
+  if (!(std::abs(ratio - 1.0) < 1e-3))
+    throw InputError(SourceLocation{source}, subject,
+                     fmt::format("did not converge: after {} steps measured / simulated bandwidth is still {:.4g} "
+                                 "(efficiency {:.4g}); the row's time does not follow the {} bandwidth, so another "
+                                 "link is its bottleneck (check the platform and its overrides)",
+                                 kCalibrationSteps, ratio, efficiency, link));
+  if (!(efficiency > 0 && efficiency <= 1))
+    throw InputError(SourceLocation{source}, subject,
+                     fmt::format("efficiency {:.4g} is outside (0, 1]: DeepEP's measurement needs {:.1f} GB/s per "
+                                 "direction from a {:.0f} GB/s line rate",
+                                 efficiency, efficiency * line_rate_Bps / 1e9, line_rate_Bps / 1e9));
   apply(efficiency);
   return efficiency;
 }
 
 }  // namespace
 
+workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions& o, int ep) {
+  workloads::WorkloadSpec w;
+  w.source = "DeepEP benchmark routing";
+  w.model.layers = 1;
+  w.model.experts = o.experts;
+  w.model.top_k = o.top_k;
+  w.model.node_limit = o.group_limit;
+  w.parallel.ep = ep;
+  w.parallel.ranks_per_node = std::min(ep, kGpusPerNode);
+  w.parallel.tokens_per_micro_batch = o.tokens_per_rank;
+  w.parallel.sequence_length = o.tokens_per_rank;
+  w.routing.kind = workloads::RoutingKind::kUniform;
+  w.routing.seed = o.seed;
+  const int nodes = ep / w.parallel.ranks_per_node;
+  const bool shaped = ep % w.parallel.ranks_per_node == 0 && o.experts % ep == 0 && o.group_limit >= 1 &&
+                      o.top_k >= 1 && o.top_k <= std::min(nodes, o.group_limit) * (o.experts / nodes);
+  if (!shaped)
+    throw InputError({}, "DeepEP routing",
+                     fmt::format("EP{} with {} experts, top-{} and at most {} nodes per token is not a DeepEP "
+                                 "benchmark shape (8 GPUs per node, experts a multiple of EP, top-k reachable)",
+                                 ep, o.experts, o.top_k, o.group_limit));
+  return workloads::sample_routing(w).layers.front().traffic;
+}
+
 DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
-  for (int ep : o.eps) measurement(ep);
-  if (measurement(o.nvlink_calibration_ep).ep > kGpusPerNode)
-    throw option_error("--nvlink-row", "NVLink calibrates on an intranode row (EP <= 8)");
-  measurement(o.rdma_calibration_ep);
-  if (o.rdma_calibration_ep <= kGpusPerNode)
-    throw option_error("--rdma-row", "RDMA calibrates on an internode row (EP > 8)");
+  for (int ep : o.eps) measurement(ep, "EP");
+  if (measurement(o.nvlink_calibration_ep, "NVLink calibration row").ep > kGpusPerNode)
+    throw InputError({}, "NVLink calibration row", "NVLink calibrates on an intranode row (EP <= 8)");
+  if (measurement(o.rdma_calibration_ep, "RDMA calibration row").ep <= kGpusPerNode)
+    throw InputError({}, "RDMA calibration row", "RDMA calibrates on an internode row (EP > 8)");
+  if (o.tokens_per_rank != kDeepEpTokensPerRank)
+    throw InputError({}, "tokens per rank",
+                     fmt::format("DeepEP measured its rows at {} tokens per rank; at {} there is no measurement "
+                                 "to compare with",
+                                 kDeepEpTokensPerRank, o.tokens_per_rank));
+  if (o.pipeline_chunks < 1)
+    throw InputError({}, "pipeline chunks", fmt::format("expected >= 1, got {}", o.pipeline_chunks));
 
   // The platform's verdict is check_platform's, as for every command.
   const PlatformShape shape = check_platform(PlatformRequest{o.platform, o.overrides});
@@ -157,27 +203,17 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
     throw InputError(SourceLocation{spec.source}, "node.count",
                      "EP" + std::to_string(max_ep) + " needs " + std::to_string(max_ep / kGpusPerNode) +
                          " nodes, the platform has " + std::to_string(spec.node.count));
-  OpenPlatform platform = open_platform(spec);
-  SimEngine& engine = *platform.engine;
-  std::vector<s4u::Host*> hosts;
-  for (int n = 0; n < spec.node.count; ++n)
-    for (int i = 0; i < kGpusPerNode; ++i) hosts.push_back(s4u::Host::by_name(topology::names::npu(n, i)));
+  Bench bench(o, spec);
 
-  // Stage latencies from the platform's routes (GPU to GPU in a node, GPU
-  // to the same local index in the next node), then the links' own
-  // latencies to 0 so that chunks do not pay them again.
   DeepEpValidation v;
   v.options = o;
-  std::vector<s4u::Link*> route;
-  hosts[0]->route_to(hosts[1], route, &v.options.pipeline.nvlink_latency_s);
-  route.clear();
-  hosts[0]->route_to(hosts[kGpusPerNode], route, &v.options.pipeline.network_latency_s);
-  for (s4u::Link* l : engine.engine().get_all_links()) l->set_latency(0);
-  Bench bench(o, hosts, spec.node.count, v.options.pipeline);
+  v.token_bytes = bench.token_bytes();
+  v.intra_node_latency_s = route_latency_s(bench.platform().facts, 0, 1);
+  v.network_latency_s = route_latency_s(bench.platform().facts, 0, kGpusPerNode);
   double rdma = 1.0;
-  v.nvlink_efficiency =
-      calibrate(bench, o.nvlink_calibration_ep, 1.0, [&](double e) { bench.set_efficiencies(e, rdma); });
-  v.rdma_efficiency = calibrate(bench, o.rdma_calibration_ep, 1.0,
+  v.nvlink_efficiency = calibrate(bench, o.nvlink_calibration_ep, spec.source, "NVLink", o.nvlink_line_rate_Bps,
+                                  [&](double e) { bench.set_efficiencies(e, rdma); });
+  v.rdma_efficiency = calibrate(bench, o.rdma_calibration_ep, spec.source, "RDMA", o.nic_line_rate_Bps,
                                 [&](double e) { bench.set_efficiencies(v.nvlink_efficiency, rdma = e); });
   for (int ep : o.eps) {
     DeepEpRow row = bench.run(ep);
@@ -191,12 +227,13 @@ std::string format_deepep_validation(const DeepEpValidation& v) {
   const DeepEpValidationOptions& o = v.options;
   std::string out = fmt::format(
       "DeepEP normal kernels on {} ({} tokens/rank, hidden {}, {} experts, top-{}, at most {} nodes per token, "
-      "seed {}; {} chunks per stage; stage latency paid once: NVLink {:.1f} us, network {:.1f} us)\n"
+      "seed {}), simulated as `epsim run`'s hierarchical dispatch/combine: {} pipelined chunks per stage, stage "
+      "latency paid once (NVLink {:.1f} us, network {:.1f} us)\n"
       "bandwidth = DeepEP's counted bytes per rank / kernel time (GB/s = 1e9 B/s); intranode counts NVLink "
       "receive bytes, internode counts RDMA send bytes, both including the rank's own node; error = simulated / "
       "measured - 1; NVLink and network columns: bytes that cross those links per rank\n\n",
-      o.platform, o.tokens_per_rank, o.hidden, o.experts, o.top_k, o.group_limit, o.seed, o.pipeline.chunks,
-      1e6 * o.pipeline.nvlink_latency_s, 1e6 * o.pipeline.network_latency_s);
+      o.platform, o.tokens_per_rank, o.hidden, o.experts, o.top_k, o.group_limit, o.seed, o.pipeline_chunks,
+      1e6 * v.intra_node_latency_s, 1e6 * v.network_latency_s);
   out += fmt::format("{:<10} {:>3}  {:<8} {:>13} {:>13} {:>8} {:>11} {:>13} {:>14} {:>14}\n", "type", "EP", "kernel",
                      "measured GB/s", "simulated GB/s", "error", "kernel us", "counted MB/rank",
                      "NVLink MB/rank", "network MB/rank");
@@ -204,19 +241,20 @@ std::string format_deepep_validation(const DeepEpValidation& v) {
     for (int k = 0; k < 2; ++k) {
       const bool d = k == 0;
       const DeepEpCell& c = d ? r.dispatch : r.combine;
+      const double token_bytes = d ? v.token_bytes.dispatch_moved : v.token_bytes.combine_moved;
       out += fmt::format("{:<10} {:>3}  {:<8} {:>13.1f} {:>14.1f} {:>+7.1f}% {:>11.1f} {:>15.2f} {:>14.2f} {:>15.2f}{}\n",
                          r.internode ? "internode" : "intranode", r.ep, d ? "dispatch" : "combine",
                          c.measured_Bps / 1e9, c.simulated_Bps / 1e9, 100.0 * c.error(),
                          1e6 * (d ? r.times.dispatch_s : r.times.combine_s),
-                         (d ? r.bytes.dispatch_counted_bytes : r.bytes.combine_counted_bytes) / 1e6,
-                         (d ? r.bytes.dispatch_nvlink_bytes : r.bytes.combine_nvlink_bytes) / 1e6,
-                         (d ? r.bytes.dispatch_network_bytes : r.bytes.combine_network_bytes) / 1e6,
+                         (d ? r.counted.dispatch_bytes : r.counted.combine_bytes) / 1e6,
+                         r.moved.intra_node_tokens_per_rank * token_bytes / 1e6,
+                         r.moved.network_tokens_per_rank * token_bytes / 1e6,
                          r.calibration && d ? "  (calibration)" : "");
     }
   }
   out += "\nlocal-node share of the counted RDMA tokens (counted, never on the NIC):";
   for (const DeepEpRow& r : v.rows)
-    if (r.internode) out += fmt::format(" EP{} {:.1f}%", r.ep, 100.0 * r.bytes.counted_local_node_share);
+    if (r.internode) out += fmt::format(" EP{} {:.1f}%", r.ep, 100.0 * r.counted.local_node_share);
   out += fmt::format(
       "\ncalibrated: NVLink efficiency {:.4f} (x {:.0f} GB/s line rate = {:.1f} GB/s per direction) on the EP{} "
       "dispatch cell; RDMA efficiency {:.4f} (x {:.0f} GB/s line rate = {:.2f} GB/s per direction) on the EP{} "

@@ -1,24 +1,31 @@
 // Validation against DeepEP's published H800 bandwidths: the four rows of
 // its normal-kernel table simulated on a cluster preset set to hardware line
-// rates, with one efficiency per link type calibrated on one row each.
+// rates, with one efficiency per link type calibrated on one row each. The
+// kernels are the replay's hierarchical alltoallv (deepep_kernels.hpp).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "sim/validation/deepep_bytes.hpp"
 #include "sim/validation/deepep_kernels.hpp"
-#include "sim/validation/deepep_plan.hpp"
 
 namespace epsim::sim {
 
 // One row of DeepEP's README table (commit 3b1045d, now docs/legacy.md),
-// bandwidths in DeepEP's own byte count per second (1 GB = 1e9 B).
+// bandwidths in DeepEP's own byte count per second (1 GB = 1e9 B), all
+// measured at kDeepEpTokensPerRank tokens per rank.
 struct DeepEpMeasurement {
   int ep = 0;
   double dispatch_Bps = 0;
   double combine_Bps = 0;
 };
 const std::vector<DeepEpMeasurement>& deepep_h800_measurements();
+constexpr int kDeepEpTokensPerRank = 4096;
+constexpr int kDeepEpGpusPerNode = 8;
+
+// The published row for `ep`, or nullptr.
+const DeepEpMeasurement* find_deepep_measurement(int ep);
 
 struct DeepEpValidationOptions {
   std::string platform = "h800";          // preset or TOML file; needs 8 GPUs per node and 8 nodes
@@ -28,13 +35,13 @@ struct DeepEpValidationOptions {
   int nvlink_calibration_ep = 8;          // row whose dispatch cell calibrates NVLink efficiency
   int rdma_calibration_ep = 32;           // row whose dispatch cell calibrates RDMA efficiency
   std::vector<int> eps = {8, 16, 32, 64}; // rows to report (calibration rows are always run)
-  int tokens_per_rank = 4096;             // DeepEP's benchmark settings from here on
+  int tokens_per_rank = kDeepEpTokensPerRank;  // DeepEP's benchmark settings from here on
   int hidden = 7168;
   int experts = 256;
   int top_k = 8;
   int group_limit = 4;
   std::uint64_t seed = 1;
-  DeepEpPipeline pipeline;                // chunks; its latencies are replaced by the platform's route latencies
+  int pipeline_chunks = AlltoallvOptions{}.pipeline_chunks;  // chunks of each kernel stage (the replay's default)
 };
 
 struct DeepEpCell {
@@ -46,7 +53,8 @@ struct DeepEpCell {
 struct DeepEpRow {
   int ep = 0;
   bool internode = false;
-  DeepEpBytes bytes;  // per rank
+  DeepEpCountedBytes counted;  // per rank
+  DeepEpMovedTokens moved;     // per rank, dispatch
   DeepEpTimes times;
   DeepEpCell dispatch, combine;
   bool calibration = false;  // its dispatch cell calibrated an efficiency
@@ -54,15 +62,29 @@ struct DeepEpRow {
 
 struct DeepEpValidation {
   DeepEpValidationOptions options;
+  DeepEpTokenBytes token_bytes;
+  double intra_node_latency_s = 0;  // route latency GPU to GPU in a node, paid once per stage
+  double network_latency_s = 0;     // route latency GPU to the same local index in the next node
   double nvlink_efficiency = 0;  // share of the NVLink line rate, calibrated
   double rdma_efficiency = 0;    // share of the NIC line rate, calibrated
   std::vector<DeepEpRow> rows;   // in options.eps order
 };
 
+// DeepEP's benchmark routing for row `ep` (8 GPUs per node): one MoE layer
+// of options.tokens_per_rank tokens per rank, uniform expert weights (its
+// i.i.d. scores), group-limited to at most options.group_limit nodes per
+// token, by the routing sampler's node-limited mode (the same routing
+// `epsim run` samples; workloads/routing_sampler.cpp says why it is
+// DeepEP's group-limited top-k).
+workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions& options, int ep);
+
 // Builds the platform in this process's one SimGrid engine, calibrates the
 // two efficiencies (NVLink first, on a row that only uses NVLink) and runs
 // the rows. Call once per process. Throws InputError for an unknown row, a
-// platform too small for EP64 or without 8 GPUs per node, bad overrides.
+// calibration row of the wrong kind, tokens per rank other than DeepEP's,
+// a platform too small for the rows or without 8 GPUs per node, bad
+// overrides, and a calibration that does not converge or calibrates an
+// efficiency outside (0, 1].
 DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& options);
 
 // The table: per row and kernel, measured and simulated GB/s (DeepEP's

@@ -1,7 +1,8 @@
-// The communication granularity modes agree on uniform traffic: per-flow and
-// aggregated within 1e-6 relative; hierarchical lands on its own two-phase
-// bound and moves the same bytes through the NICs (it only adds forwarding
-// inside the node). Each simulation runs in a forked child.
+// The dispatch/combine fidelities agree on uniform traffic (per-flow and
+// aggregated within 1e-6 relative); the hierarchical algorithm lands on its
+// own pipelined bound and moves the same bytes through the NICs (it only
+// adds forwarding inside the node); the default algorithm follows the
+// platform. Each simulation runs in a forked child.
 #include <cstdio>
 
 #include <catch2/catch.hpp>
@@ -23,10 +24,11 @@ struct Outcome {
   double nic_bytes = 0;  // bytes through all nic-out links
 };
 
-Outcome run(const workloads::TaskGraph& graph, Granularity g) {
+Outcome run(const workloads::TaskGraph& graph, AlltoallAlgorithm a, Fidelity f) {
   std::string out = in_child([&] {
     ReplayOptions options;
-    options.granularity = g;
+    options.algorithm = a;
+    options.fidelity = f;
     Simulation s = simulate(platform_path("four_nodes"), graph, options);
     double nic = 0;
     for (std::size_t l = 0; l < s.platform.links.size(); ++l)
@@ -48,7 +50,8 @@ TEST_CASE("per-flow and aggregated agree on a uniform MoE step within 1e-6") {
   shape.attention_flops = 2e11;
   shape.expert_flops_per_token = 2e7;
   const workloads::TaskGraph graph = testing::moe_graph(shape);
-  Outcome flow = run(graph, Granularity::kPerFlow), aggregated = run(graph, Granularity::kAggregated);
+  Outcome flow = run(graph, AlltoallAlgorithm::kDirect, Fidelity::kPerFlow);
+  Outcome aggregated = run(graph, AlltoallAlgorithm::kDirect, Fidelity::kAggregated);
   CHECK(flow.step_s == Approx(aggregated.step_s).epsilon(1e-6));
   CHECK(flow.nic_bytes == Approx(aggregated.nic_bytes).epsilon(1e-12));
 }
@@ -56,7 +59,8 @@ TEST_CASE("per-flow and aggregated agree on a uniform MoE step within 1e-6") {
 TEST_CASE("hierarchical dispatch on uniform traffic lands on its bound and moves the same NIC bytes") {
   std::vector<std::int32_t> tokens(16 * 16, 256);
   const workloads::TaskGraph graph = testing::one_dispatch(16, 4, tokens, 7168);
-  Outcome aggregated = run(graph, Granularity::kAggregated), hierarchical = run(graph, Granularity::kHierarchical);
+  Outcome aggregated = run(graph, AlltoallAlgorithm::kDirect, Fidelity::kAggregated);
+  Outcome hierarchical = run(graph, AlltoallAlgorithm::kHierarchical, Fidelity::kAggregated);
   CHECK(hierarchical.step_s == Approx(hierarchical.bound_s).epsilon(1e-6));
   CHECK(aggregated.step_s == Approx(aggregated.bound_s).epsilon(1e-6));
   CHECK(hierarchical.nic_bytes == Approx(aggregated.nic_bytes).epsilon(1e-12));
@@ -77,7 +81,8 @@ TEST_CASE("fusing identical compute of ranks that start together changes nothing
     std::string out = in_child([&] {
       ReplayOptions options;
       options.fuse_identical_compute = fuse;
-      options.granularity = Granularity::kAggregated;
+      options.algorithm = AlltoallAlgorithm::kDirect;
+      options.fidelity = Fidelity::kAggregated;
       Simulation s = simulate(platform_path("four_nodes"), graph, options);
       return fmt::format("{:.17g} {}", s.timeline.step_s, s.timeline.activities);
     });

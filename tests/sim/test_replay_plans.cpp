@@ -67,18 +67,21 @@ TEST_CASE("alltoallv plans: direct pairs without self traffic, combine transpose
   for (int i = 0; i < 16; ++i) tokens[i] = i + 1;  // tokens[s * 4 + d]
   workloads::TaskGraph g = testing::one_dispatch(4, 2, tokens, 10);
   const workloads::Task& dispatch = g.tasks[0];
-  CollectivePlan direct = plan_alltoallv(dispatch, g.traffic[0], place, Granularity::kAggregated);
+  CollectivePlan direct = plan_alltoallv(dispatch, g.traffic[0], place, AlltoallvOptions{AlltoallAlgorithm::kDirect, Fidelity::kAggregated});
   REQUIRE(direct.phases.size() == 1);
   CHECK(direct.phases[0].transfers.size() == 12);
   CHECK(total_bytes(direct.phases[0]) == Approx(10.0 * (136 - (1 + 6 + 11 + 16))));
   workloads::Task combine = dispatch;
   combine.transpose = true;
-  CollectivePlan back = plan_alltoallv(combine, g.traffic[0], place, Granularity::kPerFlow);
+  CollectivePlan back = plan_alltoallv(combine, g.traffic[0], place, AlltoallvOptions{AlltoallAlgorithm::kDirect, Fidelity::kPerFlow});
   CHECK(back.phases[0].per_transfer);
   // Placement is the identity here: combine moves tokens[dst * 4 + src] from src back to dst.
   for (const Transfer& t : back.phases[0].transfers) CHECK(t.bytes == 10.0 * tokens[t.dst_npu * 4 + t.src_npu]);
-  CollectivePlan hier = plan_alltoallv(dispatch, g.traffic[0], place, Granularity::kHierarchical);
+  CollectivePlan hier =
+      plan_alltoallv(dispatch, g.traffic[0], place, AlltoallvOptions{AlltoallAlgorithm::kHierarchical, Fidelity::kAggregated});
   REQUIRE(hier.phases.size() == 2);
+  CHECK(hier.pipeline_chunks == AlltoallvOptions{}.pipeline_chunks);
+  CHECK(direct.pipeline_chunks == 1);
   CHECK(hier.phases[0].name == "inter-node");
   // Rank 0 (node 0, local 0) sends tokens for ranks 2 and 3 to rank 2 (node 1, local 0).
   CHECK(hier.phases[0].transfers[0].src_npu == place.npu_of_rank[0]);

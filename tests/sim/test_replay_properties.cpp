@@ -71,17 +71,19 @@ TEST_CASE("a simulated step is never below any of its bounds") {
   shape.grad_all_reduce = true;
   const workloads::TaskGraph graph = moe_graph(shape);
   for (Schedule schedule : {Schedule::kSerial, Schedule::kOverlap}) {
-    for (Granularity g : {Granularity::kPerFlow, Granularity::kAggregated, Granularity::kHierarchical}) {
-      std::string out = in_child([&] {
-        ReplayOptions options;
-        options.schedule = schedule;
-        options.granularity = g;
-        Simulation s = simulate(platform_path("four_nodes"), graph, options);
-        return check_never_below(s, graph);
-      });
-      INFO(to_string(schedule) << " " << to_string(g));
-      CHECK(out == "ok");
-    }
+    for (AlltoallAlgorithm a : {AlltoallAlgorithm::kDirect, AlltoallAlgorithm::kHierarchical})
+      for (Fidelity f : {Fidelity::kPerFlow, Fidelity::kAggregated}) {
+        std::string out = in_child([&] {
+          ReplayOptions options;
+          options.schedule = schedule;
+          options.algorithm = a;
+          options.fidelity = f;
+          Simulation s = simulate(platform_path("four_nodes"), graph, options);
+          return check_never_below(s, graph);
+        });
+        INFO(to_string(schedule) << " " << to_string(a) << " " << to_string(f));
+        CHECK(out == "ok");
+      }
   }
 }
 
@@ -157,7 +159,8 @@ TEST_CASE("two collectives sharing NICs take longer together than either alone")
   auto run = [](const workloads::TaskGraph& g) {
     return number(in_child([&] {
       ReplayOptions options;
-      options.granularity = Granularity::kAggregated;
+      options.algorithm = AlltoallAlgorithm::kDirect;
+      options.fidelity = Fidelity::kAggregated;
       return fmt::format("{:.17g}", simulate(platform_path("four_nodes"), g, options).timeline.step_s);
     }));
   };
@@ -174,7 +177,8 @@ TEST_CASE("same inputs and seed give a byte-identical report and trace") {
   auto run = [&] {
     return in_child([&] {
       ReplayOptions options;
-      options.granularity = Granularity::kHierarchical;
+      options.algorithm = AlltoallAlgorithm::kHierarchical;
+      options.fidelity = Fidelity::kAggregated;
       Simulation s = simulate(platform_path("four_nodes"), graph, options);
       std::ostringstream trace;
       write_trace(trace, s.timeline, s.platform, s.placement, graph);

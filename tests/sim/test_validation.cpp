@@ -7,22 +7,27 @@
 
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
-#include "sim/validation/deepep_plan.hpp"
+#include "sim/platform/flat_platform.hpp"
+#include "sim/platform/placement.hpp"
+#include "sim/replay/collectives.hpp"
+#include "sim/simulate.hpp"
+#include "sim/validation/deepep_kernels.hpp"
 #include "sim/validation/deepep_validation.hpp"
-#include "workloads/deepep_routing.hpp"
+#include "sim_test_support.hpp"
+#include "topology/cluster_spec.hpp"
 
 using namespace epsim;
 using namespace epsim::sim;
 
 namespace {
 
-workloads::DeepEpRoutingSpec routing(int ranks, int tokens) {
-  workloads::DeepEpRoutingSpec s;
-  s.ranks = ranks;
-  s.ranks_per_node = std::min(ranks, 8);
-  s.tokens_per_rank = tokens;
-  return s;
+workloads::TrafficMatrix routing(int ranks, int tokens) {
+  DeepEpValidationOptions o;
+  o.tokens_per_rank = tokens;
+  return deepep_benchmark_traffic(o, ranks);
 }
 
 double mean_nodes_per_token(const workloads::TrafficMatrix& t, int tokens) {
@@ -35,7 +40,7 @@ double mean_nodes_per_token(const workloads::TrafficMatrix& t, int tokens) {
 TEST_CASE("DeepEP routing: a token reaches at most 4 nodes and at most top-k ranks") {
   const int tokens = 512;
   for (int ranks : {8, 16, 32, 64}) {
-    workloads::TrafficMatrix t = workloads::sample_deepep_traffic(routing(ranks, tokens));
+    workloads::TrafficMatrix t = routing(ranks, tokens);
     for (int s = 0; s < ranks; ++s) {
       std::int64_t per_node = 0, per_rank = 0;
       for (int m = 0; m < t.nodes(); ++m) {
@@ -63,29 +68,27 @@ TEST_CASE("DeepEP routing: nodes per token match closed forms") {
     return nodes * (1 - miss);
   };
   const int tokens = 2048;
-  CHECK(mean_nodes_per_token(workloads::sample_deepep_traffic(routing(16, tokens)), tokens) ==
+  CHECK(mean_nodes_per_token(routing(16, tokens), tokens) ==
         Approx(uniform(2)).epsilon(0.01));
-  CHECK(mean_nodes_per_token(workloads::sample_deepep_traffic(routing(32, tokens)), tokens) ==
+  CHECK(mean_nodes_per_token(routing(32, tokens), tokens) ==
         Approx(uniform(4)).epsilon(0.01));
-  const double limited = mean_nodes_per_token(workloads::sample_deepep_traffic(routing(64, tokens)), tokens);
+  const double limited = mean_nodes_per_token(routing(64, tokens), tokens);
   CHECK(limited > 3.85);
   CHECK(limited <= 4.0);
 }
 
-TEST_CASE("DeepEP routing: inconsistent specs are InputErrors") {
-  auto bad = routing(16, 8);
-  bad.experts = 250;
-  CHECK_THROWS_AS(workloads::sample_deepep_traffic(bad), InputError);
-  bad = routing(16, 8);
-  bad.ranks_per_node = 3;
-  CHECK_THROWS_AS(workloads::sample_deepep_traffic(bad), InputError);
-  bad = routing(64, 8);
-  bad.group_limit = 1;
-  bad.top_k = 40;
-  CHECK_THROWS_AS(workloads::sample_deepep_traffic(bad), InputError);
+TEST_CASE("DeepEP routing: shapes the benchmark cannot have are InputErrors") {
+  DeepEpValidationOptions o;
+  o.experts = 250;  // not a multiple of EP16
+  CHECK_THROWS_AS(deepep_benchmark_traffic(o, 16), InputError);
+  o = {};
+  CHECK_THROWS_AS(deepep_benchmark_traffic(o, 12), InputError);  // not whole nodes of 8
+  o.group_limit = 1;
+  o.top_k = 40;  // one node holds 32 of the 256 experts at EP64
+  CHECK_THROWS_AS(deepep_benchmark_traffic(o, 64), InputError);
 }
 
-TEST_CASE("DeepEP plan: internode flows go to the same local index, then forward in the node") {
+TEST_CASE("DeepEP kernels: internode tokens go to the same local index, then forward in the node") {
   // 2 nodes x 2 GPUs. Rank 0 sends 3 tokens to rank 3 (node 1, local 1) and
   // 5 to rank 2 (node 1, local 0); 4 of them are the same tokens (8 - 4 = 4
   // distinct tokens reach node 1). It also keeps 2 tokens on itself.
@@ -99,28 +102,73 @@ TEST_CASE("DeepEP plan: internode flows go to the same local index, then forward
   t.tokens[0 * 4 + 0] = 2;
   t.node_tokens[0 * 2 + 1] = 4;
   t.node_tokens[0 * 2 + 0] = 2;
-  DeepEpPlan p = plan_deepep(t);
-  REQUIRE(p.internode);
-  REQUIRE(p.network.size() == 1);
-  CHECK(p.network[0].src == 0);
-  CHECK(p.network[0].dst == 2);
-  CHECK(p.network[0].tokens == 4);
-  // Rank 2 (local 0, rank 0's forwarder) keeps its 5 and forwards 3 to rank 3.
-  REQUIRE(p.nvlink.size() == 1);
-  CHECK(p.nvlink[0].src == 2);
-  CHECK(p.nvlink[0].dst == 3);
-  CHECK(p.nvlink[0].tokens == 3);
   const DeepEpTokenBytes b = deepep_token_bytes(7168, 8);
   CHECK(b.dispatch_counted == 7392);  // 7168 x (1 + 4/128)
   CHECK(b.combine_counted == 14336);
   CHECK(b.dispatch_moved == 7472);    // + 224 scales + 32 indices + 32 weights + 8 source, to 16 B
   CHECK(b.combine_moved == 14384);    // + 32 weights + 8 source, to 16 B
-  const DeepEpBytes bytes = deepep_bytes(t, p, b);
+  // The kernels are the replay's hierarchical plan: rank 0 -> rank 2 over
+  // the network (4 tokens), then rank 2 keeps its 5 and forwards 3 to rank 3.
+  const workloads::TaskGraph g = deepep_kernel_graph(t, b);
+  REQUIRE(g.tasks.size() == 2);
+  CHECK(g.tasks[1].transpose);
+  CHECK(g.tasks[1].deps == std::vector<workloads::TaskId>{0});
+  PlatformFacts p;
+  p.nodes = 2;
+  p.npus_per_node = 2;
+  p.npus.resize(4);
+  const Placement place = place_ranks(4, 2, p);
+  const ReplayOptions kernels = deepep_replay_options(32);
+  CHECK(*kernels.algorithm == AlltoallAlgorithm::kHierarchical);
+  CHECK(*kernels.fidelity == Fidelity::kAggregated);
+  const CollectivePlan plan = plan_alltoallv(g.tasks[0], t, place, alltoallv_options(kernels));
+  REQUIRE(plan.phases.size() == 2);
+  REQUIRE(plan.phases[0].transfers.size() == 1);
+  CHECK(plan.phases[0].transfers[0].src_npu == 0);
+  CHECK(plan.phases[0].transfers[0].dst_npu == 2);
+  CHECK(plan.phases[0].transfers[0].bytes == 4 * 7472);
+  REQUIRE(plan.phases[1].transfers.size() == 1);
+  CHECK(plan.phases[1].transfers[0].src_npu == 2);
+  CHECK(plan.phases[1].transfers[0].dst_npu == 3);
+  CHECK(plan.phases[1].transfers[0].bytes == 3 * 7472);
+  CHECK(plan.pipeline_chunks == 32);
   // RDMA count: 6 (token, node) pairs, 2 of them to rank 0's own node, over 4 ranks.
-  CHECK(bytes.dispatch_counted_bytes == Approx(6 * 7392 / 4.0));
-  CHECK(bytes.counted_local_node_share == Approx(2.0 / 6.0));
-  CHECK(bytes.dispatch_network_bytes == Approx(4 * 7472 / 4.0));
-  CHECK(bytes.dispatch_nvlink_bytes == Approx(3 * 7472 / 4.0));
+  const DeepEpCountedBytes counted = deepep_counted_bytes(t, b);
+  CHECK(counted.dispatch_bytes == Approx(6 * 7392 / 4.0));
+  CHECK(counted.combine_bytes == Approx(6 * 14336 / 4.0));
+  CHECK(counted.local_node_share == Approx(2.0 / 6.0));
+}
+
+TEST_CASE("DeepEP kernels: validate and run time the same dispatch and combine") {
+  // EP16 on two H800 nodes at DeepEP's shape: the validation's kernel
+  // timing and `epsim run`'s path (simulate() with its default options on
+  // the same cluster) see the same routing and bytes, and must agree.
+  const workloads::TrafficMatrix traffic = routing(16, 4096);
+  const DeepEpTokenBytes b = deepep_token_bytes(7168, 8);
+  const topology::ClusterSpec spec = topology::load_cluster_spec("h800", {"node.count=2"});
+  const std::string validate = testing::in_child([&] {
+    SimEngine engine(spec.source, [&] { build_flat_platform(spec); });
+    const LoadedPlatform platform = discover_platform(engine.engine(), spec.source);
+    const DeepEpTimes t = time_deepep_kernels(engine, platform, traffic, b, AlltoallvOptions{}.pipeline_chunks);
+    return fmt::format("{:.17g} {:.17g}", t.dispatch_s, t.combine_s);
+  });
+  const std::string run = testing::in_child([&] {
+    const Simulation s = simulate(spec.source, [&] { build_flat_platform(spec); }, deepep_kernel_graph(traffic, b));
+    std::string out = std::string(to_string(*s.options.algorithm)) + " " + to_string(*s.options.fidelity);
+    for (const CollectiveSpan& c : s.timeline.collectives) out += fmt::format(" {:.17g}", c.end_s - c.start_s);
+    return out;
+  });
+  INFO("validate: " << validate << "; run: " << run);
+  double vd = 0, vc = 0, rd = 0, rc = 0;
+  char algorithm[32] = {}, fidelity[32] = {};
+  REQUIRE(std::sscanf(validate.c_str(), "%lf %lf", &vd, &vc) == 2);
+  REQUIRE(std::sscanf(run.c_str(), "%31s %31s %lf %lf", algorithm, fidelity, &rd, &rc) == 4);
+  CHECK(std::string(algorithm) == "hierarchical");  // NIC 50 GB/s under NVLink 160 GB/s
+  CHECK(std::string(fidelity) == "aggregated");
+  CHECK(rd == Approx(vd).epsilon(0.01));
+  CHECK(rc == Approx(vc).epsilon(0.01));
+  // Pipelined: well under network stage + forwarding stage one after the other.
+  CHECK(vd > 0);
 }
 
 TEST_CASE("DeepEP validation: the H800 table stays within its validated errors") {
@@ -148,9 +196,9 @@ TEST_CASE("DeepEP validation: the H800 table stays within its validated errors")
   }
   // The mechanism behind the trend: the share of counted RDMA tokens that
   // stay in the sender's node is 1/2, 1/4, 1/8 at 2, 4, 8 nodes.
-  CHECK(v.rows[1].bytes.counted_local_node_share == Approx(0.5).epsilon(0.01));
-  CHECK(v.rows[2].bytes.counted_local_node_share == Approx(0.25).epsilon(0.02));
-  CHECK(v.rows[3].bytes.counted_local_node_share == Approx(0.125).epsilon(0.03));
+  CHECK(v.rows[1].counted.local_node_share == Approx(0.5).epsilon(0.01));
+  CHECK(v.rows[2].counted.local_node_share == Approx(0.25).epsilon(0.02));
+  CHECK(v.rows[3].counted.local_node_share == Approx(0.125).epsilon(0.03));
 }
 
 TEST_CASE("DeepEP validation: rows DeepEP did not publish are InputErrors") {

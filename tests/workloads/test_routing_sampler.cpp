@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 
 #include <catch2/catch.hpp>
 
+#include "workloads/expert_weights.hpp"
 #include "workloads/routing_sampler.hpp"
 #include "workloads/routing_summary.hpp"
 #include "workloads/task_graph_builder.hpp"
@@ -148,31 +150,144 @@ TEST_CASE("the node limit is never exceeded, and binds", "[routing]") {
   }
 }
 
-TEST_CASE("under a node limit, distinct ranks and nodes match the exact expectation", "[routing]") {
-  // 8 nodes of 4 ranks x 2 experts, node limit 2, top-8: a token picks 2
-  // nodes, then 8 distinct of their 16 experts uniformly. Distinct ranks are
-  // then those of 8 uniform picks among 8 ranks x 2 experts; a chosen node is
-  // missed when all 8 picks fall in the other one: 1/C(16,8).
+namespace {
+
+// What one token picked, from a sample where every rank holds one expert
+// and draws one token: a row of the traffic matrix is then one token's set.
+struct TokenShape {
+  std::vector<double> nodes_per_token;  // [d]: share of tokens reaching d + 1 nodes
+  std::vector<double> split;            // [c]: share of tokens whose fullest node holds c + 1 experts
+  std::vector<double> expert;           // [e]: share of tokens that picked expert e
+};
+
+TokenShape shape_of(const std::vector<std::vector<int>>& tokens, int experts, int per_node, int k) {
+  TokenShape out;
+  out.nodes_per_token.assign(static_cast<std::size_t>(k), 0.0);
+  out.split.assign(static_cast<std::size_t>(k), 0.0);
+  out.expert.assign(static_cast<std::size_t>(experts), 0.0);
+  const double n = static_cast<double>(tokens.size());
+  for (const std::vector<int>& t : tokens) {
+    std::vector<int> per(static_cast<std::size_t>(experts / per_node), 0);
+    for (int e : t) {
+      ++per[static_cast<std::size_t>(e / per_node)];
+      out.expert[static_cast<std::size_t>(e)] += 1 / n;
+    }
+    const auto used = std::count_if(per.begin(), per.end(), [](int c) { return c > 0; });
+    out.nodes_per_token[static_cast<std::size_t>(used - 1)] += 1 / n;
+    out.split[static_cast<std::size_t>(*std::max_element(per.begin(), per.end()) - 1)] += 1 / n;
+  }
+  return out;
+}
+
+// DeepEP's benchmark / DeepSeek-V3's group-limited routing by brute force:
+// scores log(w) + Gumbel noise, keep the `limit` nodes with the best
+// expert score, then the top k experts of those nodes.
+std::vector<int> brute_force_token(std::mt19937_64& gen, const std::vector<double>& weights, int per_node, int limit,
+                                   int k) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const int experts = static_cast<int>(weights.size());
+  const int nodes = experts / per_node;
+  std::vector<double> score(static_cast<std::size_t>(experts));
+  for (int e = 0; e < experts; ++e) {
+    double x = u(gen);
+    while (x <= 0) x = u(gen);
+    score[static_cast<std::size_t>(e)] = std::log(weights[static_cast<std::size_t>(e)]) - std::log(-std::log(x));
+  }
+  std::vector<std::pair<double, int>> best;
+  for (int n = 0; n < nodes; ++n) {
+    const auto first = score.begin() + n * per_node;
+    best.emplace_back(*std::max_element(first, first + per_node), n);
+  }
+  std::sort(best.rbegin(), best.rend());
+  std::vector<std::pair<double, int>> candidates;
+  for (int g = 0; g < limit; ++g)
+    for (int e = best[static_cast<std::size_t>(g)].second * per_node; e < (best[static_cast<std::size_t>(g)].second + 1) * per_node; ++e)
+      candidates.emplace_back(score[static_cast<std::size_t>(e)], e);
+  std::sort(candidates.rbegin(), candidates.rend());
+  std::vector<int> out;
+  for (int i = 0; i < k; ++i) out.push_back(candidates[static_cast<std::size_t>(i)].second);
+  return out;
+}
+
+// |a - b| within 5 sigma of the difference of two shares from na and nb draws.
+bool same_share(double a, double b, double na, double nb) {
+  const double p = (a * na + b * nb) / (na + nb);
+  return std::abs(a - b) <= 5 * std::sqrt(p * (1 - p) * (1 / na + 1 / nb)) + 1e-9;
+}
+
+}  // namespace
+
+TEST_CASE("node-limited routing is group-limited top-k of Gumbel scores (brute force)", "[routing]") {
+  // 4 nodes x 4 ranks x 1 expert, node limit 2, top-4; one token per rank
+  // and micro-batch, so each traffic row is one token's expert set.
   Knobs knobs;
-  knobs.ep = 32;
+  knobs.ep = 16;
   knobs.ranks_per_node = 4;
-  knobs.experts = 64;
-  knobs.top_k = 8;
+  knobs.experts = 16;
+  knobs.top_k = 4;
   knobs.node_limit = 2;
-  knobs.tokens = 2048;
-  const double ranks = distinct_ranks_exact(8, 16, 8);
-  const double nodes = 2 * (1 - 1.0 / 12870);
-  const double sigma = std::sqrt(distinct_variance(8, 16, 8) / (32.0 * 2048));
-  // The uniform fast path, and the general alias path (weights made
-  // non-uniform by a jitter of 1e-9, which no test can see).
-  for (const char* routing : {"kind = \"uniform\"", "kind = \"uniform\"\nlayer_jitter = 1e-9"}) {
+  knobs.tokens = 1;
+  knobs.layers = 5;  // 4 MoE layers
+  knobs.micro_batches = 256;
+  // The uniform fast path, the alias path (uniform made non-uniform by a
+  // jitter no test can see), and skewed weights.
+  for (const char* routing : {"kind = \"uniform\"", "kind = \"uniform\"\nlayer_jitter = 1e-9",
+                              "kind = \"zipf\"\nzipf_s = 1.2\norder = \"per_layer\"",
+                              "kind = \"hot\"\nhot_share = 0.5\nhot_experts = 2"}) {
+    INFO(routing);
     knobs.routing = routing;
-    WorkloadSpec w = testing::workload(knobs);
-    RoutingSummary sum = summarize_routing(w, sample_routing(w));
-    for (const LayerSummary& l : sum.layers) {
-      INFO(routing << " layer " << l.layer);
-      CHECK(std::abs(l.distinct_ranks - ranks) <= 5 * sigma);
-      CHECK(std::abs(l.distinct_nodes - nodes) <= 1e-3);
+    const WorkloadSpec w = testing::workload(knobs);
+    const RoutingSample s = sample_routing(w);
+    std::vector<std::vector<int>> sampled, brute;
+    std::mt19937_64 gen(7);
+    for (const LayerRouting& lr : s.layers) {
+      for (int src = 0; src < lr.traffic.ranks; ++src) {
+        sampled.emplace_back();
+        for (int d = 0; d < lr.traffic.ranks; ++d)
+          if (lr.traffic.at(src, d) > 0) sampled.back().push_back(d);
+        REQUIRE(sampled.back().size() == 4u);
+      }
+    }
+    for (int moe_layer = 0; moe_layer < 4; ++moe_layer) {
+      const std::vector<double> weights = expert_weights(w, moe_layer);
+      for (int i = 0; i < 8192; ++i) brute.push_back(brute_force_token(gen, weights, 4, 2, 4));
+    }
+    const TokenShape a = shape_of(sampled, 16, 4, 4), b = shape_of(brute, 16, 4, 4);
+    const double na = static_cast<double>(sampled.size()), nb = static_cast<double>(brute.size());
+    CHECK(a.nodes_per_token[2] == 0);  // never beyond the limit
+    for (std::size_t i = 0; i < 4; ++i) {
+      INFO("nodes " << i + 1 << ": sampler " << a.nodes_per_token[i] << " brute force " << b.nodes_per_token[i]);
+      CHECK(same_share(a.nodes_per_token[i], b.nodes_per_token[i], na, nb));
+      INFO("fullest node " << i + 1 << ": sampler " << a.split[i] << " brute force " << b.split[i]);
+      CHECK(same_share(a.split[i], b.split[i], na, nb));
+    }
+    for (std::size_t e = 0; e < 16; ++e) {
+      INFO("expert " << e << ": sampler " << a.expert[e] << " brute force " << b.expert[e]);
+      CHECK(same_share(a.expert[e], b.expert[e], na, nb));
+    }
+  }
+}
+
+TEST_CASE("a node limit beyond 64 nodes is sampled without overflow", "[routing]") {
+  // 128 nodes of one rank and one expert, limit 65 (binding: fewer than
+  // 128 nodes): buffers follow the layout, not a fixed 64.
+  Knobs knobs;
+  knobs.ep = 128;
+  knobs.ranks_per_node = 1;
+  knobs.experts = 128;
+  knobs.top_k = 4;
+  knobs.node_limit = 65;
+  knobs.tokens = 16;
+  for (const char* routing : {"kind = \"uniform\"", "kind = \"zipf\"\nzipf_s = 1.0"}) {
+    INFO(routing);
+    knobs.routing = routing;
+    const WorkloadSpec w = testing::workload(knobs);
+    const RoutingSample s = sample_routing(w);
+    for (const LayerRouting& lr : s.layers) {
+      CHECK(lr.max_nodes_per_token == 4);  // 4 experts, one per node
+      std::int64_t picks = 0;
+      for (std::int32_t t : lr.expert_tokens) picks += t;
+      CHECK(picks == 128LL * 16 * 4);
     }
   }
 }

@@ -12,7 +12,7 @@ namespace epsim::sweep {
 
 namespace {
 
-const std::vector<std::string> kScenarioKeys = {"platform", "workload", "schedule", "granularity", "seed"};
+const std::vector<std::string> kScenarioKeys = {"platform", "workload", "schedule", "algorithm", "fidelity", "seed"};
 
 bool is_override_key(const std::string& key) {
   return (key.rfind("platform.", 0) == 0 && key.size() > 9) ||
@@ -47,7 +47,8 @@ void apply_coordinate(Point& p, const Axis& axis, std::size_t i) {
   if (axis.key == "platform") p.platform = unquoted(value);
   else if (axis.key == "workload") p.workload = unquoted(value);
   else if (axis.key == "schedule") p.schedule = unquoted(value);
-  else if (axis.key == "granularity") p.granularity = unquoted(value);
+  else if (axis.key == "algorithm") p.algorithm = unquoted(value);
+  else if (axis.key == "fidelity") p.fidelity = unquoted(value);
   else if (axis.key == "seed") p.seed = std::stoll(value);
   else p.sets.push_back(axis.key + "=" + value);
   p.coordinates.emplace_back(axis.key, value);
@@ -132,7 +133,8 @@ std::vector<std::string> Point::run_arguments() const {
   std::vector<std::string> args = {"--platform", platform, "--workload", workload,
                                    "--seed", std::to_string(seed)};
   if (!schedule.empty()) args.insert(args.end(), {"--schedule", schedule});
-  if (!granularity.empty()) args.insert(args.end(), {"--granularity", granularity});
+  if (!algorithm.empty()) args.insert(args.end(), {"--algorithm", algorithm});
+  if (!fidelity.empty()) args.insert(args.end(), {"--fidelity", fidelity});
   for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
   return args;
 }
@@ -141,7 +143,8 @@ std::string Point::key() const {
   nlohmann::json j = {{"platform", platform}, {"workload", workload}, {"schedule", schedule},
                       {"seed", seed}, {"set", sets}};
   // Absent when unset, so keys of points recorded before the option existed still match.
-  if (!granularity.empty()) j["granularity"] = granularity;
+  if (!algorithm.empty()) j["algorithm"] = algorithm;
+  if (!fidelity.empty()) j["fidelity"] = fidelity;
   return j.dump();
 }
 
@@ -156,7 +159,8 @@ SweepSpec load_sweep_spec(const std::string& path) {
   spec.base.platform = base.string("platform");
   spec.base.workload = base.string("workload");
   spec.base.schedule = base.string_or("schedule", "");
-  spec.base.granularity = base.string_or("granularity", "");
+  spec.base.algorithm = base.string_or("algorithm", "");
+  spec.base.fidelity = base.string_or("fidelity", "");
   spec.base.seed = base.integer_or("seed", 1, 0);
   if (const toml::node* sets = base.node("set")) {
     const toml::array* array = sets->as_array();

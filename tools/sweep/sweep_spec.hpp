@@ -16,7 +16,8 @@ struct Point {
   std::string platform;
   std::string workload;
   std::string schedule;     // "" = the run command's default
-  std::string granularity;  // "" = the run command's default (by EP size)
+  std::string algorithm;  // "" = the run command's default (from the platform)
+  std::string fidelity;   // "" = the run command's default
   std::int64_t seed = 1;
   std::vector<std::string> sets;  // "platform.key=value" / "workload.key=value", base first
 

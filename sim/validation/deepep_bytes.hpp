@@ -1,0 +1,37 @@
+// What DeepEP's normal dispatch/combine kernels send per token and what
+// its benchmark counts (the bytes it divides by the kernel time). Pure: no
+// SimGrid; the kernels themselves are the replay's hierarchical alltoallv.
+#pragma once
+
+#include "workloads/task_graph.hpp"
+
+namespace epsim::sim {
+
+// Bytes per token. `counted` is what DeepEP's tests divide by the kernel
+// time: hidden x (1 + 4/128) for FP8 dispatch (one FP32 scale per 128
+// channels), hidden x 2 for BF16 combine. `moved` is the message DeepEP's
+// kernels send per token: the counted payload plus int32 top-k indices,
+// FP32 top-k weights (dispatch; weights only in combine) and an 8-byte
+// source record, padded to 16 bytes.
+struct DeepEpTokenBytes {
+  double dispatch_counted = 0;
+  double combine_counted = 0;
+  double dispatch_moved = 0;
+  double combine_moved = 0;
+};
+DeepEpTokenBytes deepep_token_bytes(int hidden, int top_k);
+
+// What DeepEP's benchmark counts per rank (the rank's own tokens included),
+// means over ranks: in one node, tokens received x token bytes ("NVL"
+// bytes); across nodes, tokens sent once per (token, destination node), the
+// sender's node included ("RDMA" bytes).
+struct DeepEpCountedBytes {
+  double dispatch_bytes = 0;
+  double combine_bytes = 0;
+  // Share of the counted internode tokens that stay in the sender's node
+  // (counted by the benchmark, never on the NIC); 0 in one node.
+  double local_node_share = 0;
+};
+DeepEpCountedBytes deepep_counted_bytes(const workloads::TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes);
+
+}  // namespace epsim::sim
