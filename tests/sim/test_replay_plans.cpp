@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "sim/replay/collectives.hpp"
+#include "sim/replay/replay.hpp"
 #include "sim/platform/placement.hpp"
 #include "sim_test_support.hpp"
 
@@ -116,4 +117,44 @@ TEST_CASE("all-reduce plans: ring of 2(g-1) steps of B/g; hierarchical in three 
   CHECK(hier.phases[1].transfers[0].bytes == Approx(1e6));
   ar.groups = {{0, 1, 2}, {3, 4}};
   CHECK_THROWS_WITH(plan_all_reduce(ar, place, AllReduceAlgorithm::kRing, true), Catch::Contains("equal sizes"));
+}
+
+TEST_CASE("per-flow fidelity is refused beyond 16 ranks, with why, and fewer than one chunk too") {
+  Placement place;
+  place.ranks_per_node = 8;
+  for (int r = 0; r < 32; ++r) place.npu_of_rank.push_back(r);
+  ReplayOptions o;
+  o.algorithm = AlltoallAlgorithm::kDirect;
+  o.fidelity = Fidelity::kPerFlow;
+  CHECK_THROWS_WITH(resolve(o, PlatformFacts{}, place),
+                    Catch::Contains("fidelity: per-flow times every rank pair as its own activity (32 x 31 per "
+                                    "collective); beyond 16 ranks"));
+  place.npu_of_rank.resize(16);
+  CHECK(*resolve(o, PlatformFacts{}, place).fidelity == Fidelity::kPerFlow);
+  o.fidelity = std::nullopt;  // default: aggregated above 8 ranks
+  CHECK(*resolve(o, PlatformFacts{}, place).fidelity == Fidelity::kAggregated);
+  o.pipeline_chunks = 0;
+  CHECK_THROWS_WITH(resolve(o, PlatformFacts{}, place), Catch::Contains("pipeline_chunks: expected >= 1, got 0"));
+}
+
+TEST_CASE("a pipelined plan's bound is the flow shop of its chunks, latency once per stage") {
+  // Two stages on disjoint links of a 2 x 2 grid (10 GB/s, 1 us per link,
+  // see grid()): 4 chunks of stage 1 at t1 each, of stage 2 at t2; stage
+  // latencies L1, L2 before their first chunks only.
+  PlatformFacts p = grid(2, 2);
+  CollectivePlan plan;
+  plan.pipeline_chunks = 4;
+  CollectivePhase a, b;
+  a.transfers = {{0, 2, 4e6}};
+  b.transfers = {{2, 3, 8e6}};
+  plan.phases = {a, b};
+  const double l1 = round_cost(a, p).latency_s, l2 = round_cost(b, p).latency_s;
+  const double t1 = round_cost(a, p, 0.25, false).total_s(), t2 = round_cost(b, p, 0.25, false).total_s();
+  CHECK(t1 == Approx(1e6 / 1e10));
+  CHECK(t2 == Approx(2e6 / 1e10));
+  // Stage 2 is the slower: its chunks run back to back after the first
+  // chunk of stage 1 and its own latency.
+  CHECK(plan_bound_s(plan, p) == Approx(l1 + t1 + l2 + 4 * t2));
+  plan.pipeline_chunks = 1;
+  CHECK(plan_bound_s(plan, p) == Approx(l1 + 4 * t1 + l2 + 4 * t2));
 }

@@ -150,7 +150,8 @@ TEST_CASE("DeepEP kernels: validate and run time the same dispatch and combine")
     SimEngine engine(spec.source, [&] { build_flat_platform(spec); });
     const LoadedPlatform platform = discover_platform(engine.engine(), spec.source);
     const DeepEpTimes t = time_deepep_kernels(engine, platform, traffic, b, AlltoallvOptions{}.pipeline_chunks);
-    return fmt::format("{:.17g} {:.17g}", t.dispatch_s, t.combine_s);
+    const DeepEpTimes serial = time_deepep_kernels(engine, platform, traffic, b, 1);
+    return fmt::format("{:.17g} {:.17g} {:.17g}", t.dispatch_s, t.combine_s, serial.dispatch_s);
   });
   const std::string run = testing::in_child([&] {
     const Simulation s = simulate(spec.source, [&] { build_flat_platform(spec); }, deepep_kernel_graph(traffic, b));
@@ -159,16 +160,17 @@ TEST_CASE("DeepEP kernels: validate and run time the same dispatch and combine")
     return out;
   });
   INFO("validate: " << validate << "; run: " << run);
-  double vd = 0, vc = 0, rd = 0, rc = 0;
+  double vd = 0, vc = 0, serial_d = 0, rd = 0, rc = 0;
   char algorithm[32] = {}, fidelity[32] = {};
-  REQUIRE(std::sscanf(validate.c_str(), "%lf %lf", &vd, &vc) == 2);
+  REQUIRE(std::sscanf(validate.c_str(), "%lf %lf %lf", &vd, &vc, &serial_d) == 3);
   REQUIRE(std::sscanf(run.c_str(), "%31s %31s %lf %lf", algorithm, fidelity, &rd, &rc) == 4);
   CHECK(std::string(algorithm) == "hierarchical");  // NIC 50 GB/s under NVLink 160 GB/s
   CHECK(std::string(fidelity) == "aggregated");
   CHECK(rd == Approx(vd).epsilon(0.01));
   CHECK(rc == Approx(vc).epsilon(0.01));
-  // Pipelined: well under network stage + forwarding stage one after the other.
-  CHECK(vd > 0);
+  // Pipelined in 32 chunks, the forwarding hides behind the network stage:
+  // at least a quarter faster than the two stages one after the other.
+  CHECK(vd < 0.75 * serial_d);
 }
 
 TEST_CASE("DeepEP validation: the H800 table stays within its validated errors") {
@@ -201,11 +203,50 @@ TEST_CASE("DeepEP validation: the H800 table stays within its validated errors")
   CHECK(v.rows[3].counted.local_node_share == Approx(0.125).epsilon(0.03));
 }
 
-TEST_CASE("DeepEP validation: rows DeepEP did not publish are InputErrors") {
+TEST_CASE("DeepEP validation: rows DeepEP did not publish, wrong calibration rows and shapes are InputErrors") {
   DeepEpValidationOptions o;
   o.eps = {8, 24};
-  CHECK_THROWS_AS(run_deepep_validation(o), InputError);
+  CHECK_THROWS_WITH(run_deepep_validation(o), Catch::Contains("EP: DeepEP published EP8, 16, 32 and 64; got EP24"));
   o.eps = {8};
   o.rdma_calibration_ep = 8;
-  CHECK_THROWS_AS(run_deepep_validation(o), InputError);
+  CHECK_THROWS_WITH(run_deepep_validation(o), Catch::Contains("RDMA calibration row: RDMA calibrates on an internode row"));
+  o = {};
+  o.nvlink_calibration_ep = 24;
+  CHECK_THROWS_WITH(run_deepep_validation(o), Catch::Contains("NVLink calibration row: DeepEP published"));
+  o = {};
+  o.tokens_per_rank = 8192;
+  CHECK_THROWS_WITH(run_deepep_validation(o), Catch::Contains("tokens per rank: DeepEP measured its rows at 4096"));
+}
+
+TEST_CASE("DeepEP validation: a calibration that cannot converge is an error naming why") {
+  // HBM at 100 GB/s bottlenecks EP8 below DeepEP's 153 GB/s whatever the
+  // NVLink efficiency: the calibration must say so, not print an absurd one.
+  DeepEpValidationOptions o;
+  o.overrides = {"npu.hbm_bandwidth=100GBps"};
+  o.eps = {8, 16};
+  CHECK_THROWS_WITH(run_deepep_validation(o),
+                    Catch::Contains("NVLink calibration on the EP8 dispatch cell: did not converge: after 8 steps "
+                                    "measured / simulated bandwidth is still") &&
+                        Catch::Contains("another link is its bottleneck"));
+}
+
+TEST_CASE("DeepEP validation: an efficiency above 1 is an error naming the cell") {
+  // DeepEP's EP8 dispatch needs 136 GB/s of NVLink: more than a 100 GB/s line rate.
+  DeepEpValidationOptions o;
+  o.nvlink_line_rate_Bps = 100e9;
+  o.eps = {8, 16};
+  CHECK_THROWS_WITH(run_deepep_validation(o),
+                    Catch::Contains("NVLink calibration on the EP8 dispatch cell: efficiency 1.36") &&
+                        Catch::Contains("is outside (0, 1]"));
+}
+
+TEST_CASE("DeepEP validation: --set of a calibrated bandwidth does not half-apply") {
+  // The NVLink calibration sets the ports and the NVSwitch backplane derived
+  // from them together, so a TOML or --set port bandwidth changes nothing.
+  DeepEpValidationOptions o;
+  o.overrides = {"node.link_bandwidth=10GBps"};
+  o.eps = {8, 16};
+  const DeepEpValidation v = run_deepep_validation(o);
+  CHECK(v.nvlink_efficiency == Approx(0.6806).epsilon(0.001));
+  CHECK(v.rows[0].dispatch.simulated_Bps == Approx(153e9).epsilon(1e-4));
 }
