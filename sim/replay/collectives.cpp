@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -139,7 +140,7 @@ CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, co
     push_nonempty(plan, std::move(network));
     push_nonempty(plan, std::move(forward));
   }
-  if (plan.phases.size() > 1) plan.pipeline_chunks = options.pipeline_chunks;
+  if (plan.phases.size() == 2) plan.pipeline_chunks = options.pipeline_chunks;
   return plan;
 }
 
@@ -261,30 +262,49 @@ RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform
   return {min_latency_s, total_s - min_latency_s};
 }
 
-double plan_bound_s(const CollectivePlan& plan, const PlatformFacts& platform) {
+std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const PlatformFacts& platform) {
+  std::vector<PlanStep> steps;
   if (plan.pipeline_chunks <= 1) {
-    double total_s = 0;
-    for (const CollectivePhase& phase : plan.phases) {
+    for (std::size_t i = 0; i < plan.phases.size(); ++i) {
+      const CollectivePhase& phase = plan.phases[i];
       const int rounds = phase.per_step ? phase.steps : 1;
-      total_s += rounds * round_cost(phase, platform).total_s();
+      for (int r = 0; r < rounds; ++r) {
+        PlanStep s;
+        s.phase = i;
+        if (!steps.empty()) s.after = {steps.size() - 1};
+        steps.push_back(s);
+      }
     }
-    return total_s;
+    return steps;
   }
-  // Chunk c of stage i starts when chunk c - 1 of stage i and chunk c of
-  // stage i - 1 have ended; only chunk 0 pays the stage's latency.
-  const int chunks = plan.pipeline_chunks;
-  const double share = 1.0 / chunks;
-  std::vector<double> finish(static_cast<std::size_t>(chunks), 0.0);
-  for (const CollectivePhase& phase : plan.phases) {
-    const double first_s = round_cost(phase, platform, share, true).total_s();
-    const double next_s = round_cost(phase, platform, share, false).total_s();
-    double free_s = 0;
-    for (int c = 0; c < chunks; ++c) {
-      free_s = std::max(free_s, finish[static_cast<std::size_t>(c)]) + (c == 0 ? first_s : next_s);
-      finish[static_cast<std::size_t>(c)] = free_s;
-    }
+  if (plan.phases.size() != 2 || plan.phases[0].steps != 1 || plan.phases[1].steps != 1)
+    throw std::logic_error("plan_steps: a pipelined plan has two phases of one step");
+  const double c = plan.pipeline_chunks;
+  const double t1 = round_cost(plan.phases[0], platform, 1 / c, false).total_s();
+  const double t2 = round_cost(plan.phases[1], platform, 1 / c, false).total_s();
+  steps.push_back({0, 1 / c, true, {}});
+  steps.push_back({0, (c - 1) / c, false, {0}});
+  if (t1 >= t2) {
+    steps.push_back({1, (c - 1) / c, true, {0}});
+    steps.push_back({1, 1 / c, false, {1, 2}});
+  } else {
+    steps.push_back({1, 1.0, true, {0}});
   }
-  return finish.back();
+  return steps;
+}
+
+double plan_bound_s(const CollectivePlan& plan, const PlatformFacts& platform) {
+  const std::vector<PlanStep> steps = plan_steps(plan, platform);
+  std::vector<double> finish_s(steps.size(), 0.0);
+  double end_s = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const PlanStep& s = steps[i];
+    double start_s = 0;
+    for (std::size_t j : s.after) start_s = std::max(start_s, finish_s[j]);
+    finish_s[i] = start_s + round_cost(plan.phases[s.phase], platform, s.share, s.latency).total_s();
+    end_s = std::max(end_s, finish_s[i]);
+  }
+  return end_s;
 }
 
 void add_link_bytes(const CollectivePlan& plan, const PlatformFacts& platform, std::vector<double>& link_bytes) {

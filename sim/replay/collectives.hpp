@@ -51,12 +51,13 @@ struct CollectivePhase {
 
 struct CollectivePlan {
   // pipeline_chunks == 1: phases run one after the other, each round paying
-  // its latency. > 1: the phases are stages of a pipeline (each of one
-  // step): each is cut into that many equal chunks run back to back, chunk c
-  // of a stage starts when chunk c of the previous stage ends, and each
-  // stage pays its latency once, before its first chunk (later chunks'
-  // latency hides behind earlier chunks' bytes, as kernels keep several
-  // chunks in flight).
+  // its latency. > 1 (two phases of one step each): the phases are the
+  // stages of a pipeline, each cut into that many equal chunks run back to
+  // back, chunk c of the second stage starting when chunk c of the first
+  // has ended, and each stage paying its latency once, before its first
+  // chunk (later chunks' latency hides behind earlier chunks' bytes, as
+  // kernels keep several chunks in flight). plan_steps() says how that
+  // runs with four activities instead of 2 x chunks.
   std::vector<CollectivePhase> phases;
   std::vector<int> participants;  // NPU indices, ascending
   int pipeline_chunks = 1;
@@ -100,9 +101,29 @@ struct RoundCost {
 RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform, double share = 1.0,
                      bool latency = true);
 
+// What the replay runs for a plan: steps, each one round of `phase` with
+// every transfer at `share` of its bytes, paying its latency or not,
+// started when the steps `after` have ended. One after the other: every
+// round of every phase in order. Pipelined in C chunks, with t1, t2 the
+// times of one chunk of each stage alone (round_cost): the first chunk of
+// stage 1; then its other C-1 chunks beside stage 2, of which, when
+// t1 >= t2, the first C-1 chunks and then the last once stage 1 has ended
+// (when t1 < t2 all of it: it never catches up with stage 1). On an idle
+// platform whose stages use disjoint links that takes exactly what the
+// chunk-by-chunk pipeline takes, L1 + t1 + max((C-1) t1 + t2, L2 + C t2),
+// with 3 or 4 activities instead of 2C (docs/simulator.md).
+struct PlanStep {
+  std::size_t phase = 0;
+  double share = 1;
+  bool latency = true;
+  std::vector<std::size_t> after;  // indices of earlier steps
+};
+std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const PlatformFacts& platform);
+
 // Lower bound on the plan's duration, exact for a plan alone whose phases
-// use disjoint links: phases one after the other, the sum of rounds x round
-// cost; pipelined, the flow-shop makespan of the chunks at their round costs.
+// use disjoint links: the longest chain of plan_steps() at their round
+// costs (one after the other: the sum of rounds x round cost; pipelined:
+// the chunk-by-chunk flow shop's makespan, tested).
 double plan_bound_s(const CollectivePlan& plan, const PlatformFacts& platform);
 
 // Bytes each link carries over the whole plan, added to `link_bytes` (size = links).

@@ -163,7 +163,7 @@ class Driver {
       if (done.rank >= 0) {
         for (int r : done.group) finish_compute(done.task, r, done.start_s, now);
       } else
-        unit_done(done.task, done.phase);
+        step_done(done.task, done.step);
       drain();
     }
     if (finished_ != graph_.tasks.size() * static_cast<std::size_t>(ranks_))
@@ -181,7 +181,7 @@ class Driver {
     double start_s = 0;
     std::vector<std::pair<int, double>> link_bytes;  // recorded spans (link, bytes)
     std::vector<int> group;                          // compute: the ranks running it
-    int phase = 0;                                   // collective: the plan phase of the round
+    std::size_t step = 0;                            // collective: the plan step of the round
   };
 
   // An activity waiting for its latency to pass (see PendingExec).
@@ -193,20 +193,16 @@ class Driver {
   };
   static bool later(const Delayed& a, const Delayed& b) { return std::tie(a.at_s, a.seq) > std::tie(b.at_s, b.seq); }
 
-  // A collective runs its phases' units (rounds, or pipeline chunks) as
-  // CollectivePlan describes; per phase, units started and finished and
-  // the activities of its running unit.
+  // A collective runs the steps of its plan (plan_steps()); per step,
+  // whether it started and the activities still running.
   struct CollectiveRun {
     CollectivePlan plan;
-    std::vector<int> started, done, outstanding;
+    std::vector<PlanStep> steps;
+    std::vector<bool> started;
+    std::vector<int> outstanding;
+    std::size_t done = 0;
     double first_ready_s = 0;
     double start_s = 0;
-
-    bool pipelined() const { return plan.pipeline_chunks > 1; }
-    int units(std::size_t phase) const {
-      const CollectivePhase& p = plan.phases[phase];
-      return pipelined() ? plan.pipeline_chunks : (p.per_step ? p.steps : 1);
-    }
   };
 
   double now_s() const { return s4u::Engine::get_clock() - t0_s_; }
@@ -410,60 +406,51 @@ class Driver {
       run.plan = plan_all_reduce(task, placement_, options_.all_reduce, *options_.exact_ring_steps);
     else
       run.plan = plan_alltoallv(task, graph_.traffic[task.traffic], placement_, alltoallv_options(options_));
-    const std::size_t phases = run.plan.phases.size();
-    run.started.assign(phases, 0);
-    run.done.assign(phases, 0);
-    run.outstanding.assign(phases, 0);
+    run.steps = plan_steps(run.plan, platform_);
+    run.started.assign(run.steps.size(), false);
+    run.outstanding.assign(run.steps.size(), 0);
     advance(t);
   }
 
-  // Starts every unit of collective t that may start now, or finishes it.
-  // Unit u of a phase may start when the phase's previous unit has ended
-  // and, for the phase before it, all its units have (one after the other)
-  // or its unit u has (pipelined).
+  // Starts every step of collective t whose predecessors have ended, or finishes it.
   void advance(TaskId t) {
     CollectiveRun& run = collectives_[t];
-    bool finished = true;
-    for (std::size_t i = 0; i < run.plan.phases.size(); ++i) finished &= run.done[i] == run.units(i);
-    if (finished) {
+    if (run.done == run.steps.size()) {
       finish_collective(t);
       return;
     }
-    for (std::size_t i = 0; i < run.plan.phases.size(); ++i) {
-      if (run.outstanding[i] > 0 || run.started[i] == run.units(i)) continue;
-      if (i > 0 && (run.pipelined() ? run.done[i - 1] <= run.started[i] : run.done[i - 1] < run.units(i - 1))) continue;
-      start_unit(run, t, i);
+    for (std::size_t i = 0; i < run.steps.size(); ++i) {
+      if (run.started[i]) continue;
+      bool ready = true;
+      for (std::size_t j : run.steps[i].after) ready &= run.started[j] && run.outstanding[j] == 0;
+      if (ready) start_step(run, t, i);
     }
   }
 
-  void start_unit(CollectiveRun& run, TaskId t, std::size_t i) {
-    const CollectivePhase& phase = run.plan.phases[i];
-    const double share = run.pipelined() ? 1.0 / run.plan.pipeline_chunks : 1.0;
-    const bool latency = !run.pipelined() || run.started[i] == 0;
+  void start_step(CollectiveRun& run, TaskId t, std::size_t i) {
+    const PlanStep& step = run.steps[i];
+    const CollectivePhase& phase = run.plan.phases[step.phase];
     const double now = now_s();
     std::vector<double> link_bytes(platform_.links.size(), 0.0);
-    add_round_link_bytes(phase, platform_, link_bytes, share);
+    add_round_link_bytes(phase, platform_, link_bytes, step.share);
     std::vector<std::pair<int, double>> spans;
     for (std::size_t l = 0; l < link_bytes.size(); ++l) {
       if (link_bytes[l] <= 0) continue;
       timeline_.link_bytes[l] += link_bytes[l];
       if (options_.record_link_spans) spans.emplace_back(static_cast<int>(l), link_bytes[l]);
     }
-    std::vector<PendingExec> execs = round_execs(phase, platform_, hosts_, share, latency);
-    ++run.started[i];
+    std::vector<PendingExec> execs = round_execs(phase, platform_, hosts_, step.share, step.latency);
+    run.started[i] = true;
     run.outstanding[i] = static_cast<int>(execs.size());
     for (std::size_t k = 0; k < execs.size(); ++k)
-      launch(execs[k].exec,
-             Running{t, -1, now, k == 0 ? std::move(spans) : std::vector<std::pair<int, double>>{}, {},
-                     static_cast<int>(i)},
+      launch(execs[k].exec, Running{t, -1, now, k == 0 ? std::move(spans) : std::vector<std::pair<int, double>>{}, {}, i},
              execs[k].latency_s);
   }
 
-  void unit_done(TaskId t, int phase) {
+  void step_done(TaskId t, std::size_t step) {
     CollectiveRun& run = collectives_[t];
-    const auto i = static_cast<std::size_t>(phase);
-    if (--run.outstanding[i] > 0) return;
-    ++run.done[i];
+    if (--run.outstanding[step] > 0) return;
+    ++run.done;
     advance(t);
   }
 
