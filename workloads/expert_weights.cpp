@@ -82,8 +82,9 @@ std::string routing_infeasibility(const WorkloadSpec& w, const std::vector<doubl
     return fmt::format("only {} experts have a nonzero pick weight, fewer than top_k = {}", positive, k);
   }
   if (!node_limit_binds(w)) return "";
-  // A token first picks node_limit nodes (by weight), then k experts inside
-  // them: the worst pick is the node_limit nonzero nodes with fewest usable experts.
+  // A token's experts come from the first node_limit nodes its draws meet
+  // (routing_sampler.cpp): the worst case is the node_limit nonzero nodes
+  // with fewest usable experts.
   const int nodes = w.parallel.nodes_per_replica();
   const int per_node = w.model.experts / nodes;
   std::vector<int> usable;
