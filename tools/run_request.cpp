@@ -105,6 +105,14 @@ RunRequest parse_run_request(const std::vector<std::string>& args) {
   return request;
 }
 
+// The replay refuses per-flow fidelity at scale; say it by the flag.
+void check_fidelity(const sim::ReplayOptions& o, const workloads::WorkloadSpec& w) {
+  if (o.fidelity == sim::Fidelity::kPerFlow) {
+    const std::string why = sim::per_flow_refusal(w.parallel.ranks());
+    if (!why.empty()) throw option_error("--fidelity", why);
+  }
+}
+
 RunOutcome run_request(const RunRequest& r) {
   const SplitOverrides overrides = split_overrides(r);
   const sim::ReplayOptions options = replay_options(r);
@@ -114,6 +122,7 @@ RunOutcome run_request(const RunRequest& r) {
 
   RunOutcome out;
   const workloads::WorkloadSpec w = workloads::load_workload(r.workload, overrides.workload);
+  check_fidelity(options, w);
   out.graph = workloads::build_task_graph(w);
   out.simulation = sim::simulate(sim::PlatformRequest{r.platform, overrides.platform}, out.graph, options, engine);
   return out;
@@ -121,8 +130,9 @@ RunOutcome run_request(const RunRequest& r) {
 
 void check_run_request(const RunRequest& r) {
   const SplitOverrides overrides = split_overrides(r);
-  replay_options(r);
+  const sim::ReplayOptions options = replay_options(r);
   const workloads::WorkloadSpec w = workloads::load_workload(r.workload, overrides.workload);
+  check_fidelity(options, w);
   // The verdict the run would give: check_platform runs an XML's checks in a child process.
   const sim::PlatformShape platform = sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform});
   sim::check_ranks_fit(platform, w.parallel.ranks(), w.parallel.ranks_per_node);

@@ -55,16 +55,20 @@ AlltoallAlgorithm default_algorithm(const PlatformFacts& platform, const Placeme
   return inter_Bps < intra_Bps ? AlltoallAlgorithm::kHierarchical : AlltoallAlgorithm::kDirect;
 }
 
+std::string per_flow_refusal(int ranks) {
+  if (ranks <= kMaxPerFlowRanks) return "";
+  return fmt::format("per-flow times every rank pair as its own activity ({} x {} per collective); beyond {} ranks "
+                     "SimGrid's sharing solver takes minutes per step; use aggregated",
+                     ranks, ranks - 1, kMaxPerFlowRanks);
+}
+
 ReplayOptions resolve(const ReplayOptions& options, const PlatformFacts& platform, const Placement& placement) {
   const int ranks = static_cast<int>(placement.npu_of_rank.size());
   ReplayOptions out = options;
   if (!out.algorithm) out.algorithm = default_algorithm(platform, placement);
   if (!out.fidelity) out.fidelity = ranks <= 8 ? Fidelity::kPerFlow : Fidelity::kAggregated;
   if (*out.fidelity == Fidelity::kPerFlow && ranks > kMaxPerFlowRanks)
-    throw InputError({}, "fidelity",
-                     fmt::format("per-flow times every rank pair as its own activity ({} x {} per collective); "
-                                 "beyond {} ranks SimGrid's sharing solver takes minutes per step; use aggregated",
-                                 ranks, ranks - 1, kMaxPerFlowRanks));
+    throw InputError({}, "fidelity", per_flow_refusal(ranks));
   if (out.pipeline_chunks < 1)
     throw InputError({}, "pipeline_chunks", fmt::format("expected >= 1, got {}", out.pipeline_chunks));
   if (!out.exact_ring_steps) out.exact_ring_steps = *out.fidelity == Fidelity::kPerFlow;

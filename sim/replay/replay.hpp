@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "sim/replay/collectives.hpp"
 #include "sim/platform/npu_platform.hpp"
@@ -51,6 +52,9 @@ AlltoallAlgorithm default_algorithm(const PlatformFacts& platform, const Placeme
 // ranks (992 flows per collective) a DeepSeek-V3 step did not finish in
 // 150 s, so resolve() refuses it beyond this.
 constexpr int kMaxPerFlowRanks = 16;
+
+// Why per-flow fidelity is refused for `ranks` ranks, or "" when it is not.
+std::string per_flow_refusal(int ranks);
 
 // Options with every default resolved for this platform and placement.
 // Throws InputError (key "fidelity") for per-flow beyond kMaxPerFlowRanks
