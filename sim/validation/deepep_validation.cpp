@@ -153,7 +153,6 @@ double calibrate(Bench& bench, int ep, const std::string& source, const char* li
 
 workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions& o, int ep) {
   workloads::WorkloadSpec w;
-  w.source = "DeepEP benchmark routing";
   w.model.layers = 1;
   w.model.experts = o.experts;
   w.model.top_k = o.top_k;
