@@ -8,13 +8,10 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "sim/platform/flat_platform.hpp"
-#include "sim/platform/npu_platform.hpp"
 #include "sim/platform/placement.hpp"
-#include "sim/platform/sim_engine.hpp"
+#include "sim/platform/platform_loader.hpp"
 #include "sim/simulate.hpp"
 #include "sim_test_support.hpp"
-#include "topology/cluster_spec.hpp"
 
 using namespace epsim;
 using namespace epsim::sim;
@@ -130,10 +127,8 @@ TEST_CASE("the default algorithm follows the topology: relay only under a faster
   for (const Case& c : {Case{"a2", 4, 32, "hierarchical"}, Case{"h800", 2, 16, "hierarchical"},
                         Case{"cloudmatrix384", 4, 32, "direct"}, Case{"a2", 1, 8, "direct"}}) {
     const std::string out = in_child([&] {
-      const topology::ClusterSpec spec =
-          topology::load_cluster_spec(c.preset, {"node.count=" + std::to_string(c.nodes)});
-      SimEngine engine(spec.source, [&] { build_flat_platform(spec); });
-      const LoadedPlatform loaded = discover_platform(engine.engine(), spec.source);
+      const OpenPlatform open = open_platform(PlatformRequest{c.preset, {"node.count=" + std::to_string(c.nodes)}});
+      const LoadedPlatform& loaded = open.loaded;
       const Placement placement = place_ranks(c.ranks, 8, loaded.facts);
       const ReplayOptions resolved = resolve(ReplayOptions{}, loaded.facts, placement);
       return fmt::format("{} {}", to_string(default_algorithm(loaded.facts, placement)),

@@ -10,14 +10,13 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "sim/platform/flat_platform.hpp"
+#include "sim/platform/platform_loader.hpp"
 #include "sim/platform/placement.hpp"
 #include "sim/replay/collectives.hpp"
 #include "sim/simulate.hpp"
 #include "sim/validation/deepep_kernels.hpp"
 #include "sim/validation/deepep_validation.hpp"
 #include "sim_test_support.hpp"
-#include "topology/cluster_spec.hpp"
 
 using namespace epsim;
 using namespace epsim::sim;
@@ -145,16 +144,15 @@ TEST_CASE("DeepEP kernels: validate and run time the same dispatch and combine")
   // the same cluster) see the same routing and bytes, and must agree.
   const workloads::TrafficMatrix traffic = routing(16, 4096);
   const DeepEpTokenBytes b = deepep_token_bytes(7168, 8);
-  const topology::ClusterSpec spec = topology::load_cluster_spec("h800", {"node.count=2"});
+  const PlatformRequest h800{"h800", {"node.count=2"}};
   const std::string validate = testing::in_child([&] {
-    SimEngine engine(spec.source, [&] { build_flat_platform(spec); });
-    const LoadedPlatform platform = discover_platform(engine.engine(), spec.source);
-    const DeepEpTimes t = time_deepep_kernels(engine, platform, traffic, b, AlltoallvOptions{}.pipeline_chunks);
-    const DeepEpTimes serial = time_deepep_kernels(engine, platform, traffic, b, 1);
+    OpenPlatform open = open_platform(h800);
+    const DeepEpTimes t = time_deepep_kernels(*open.engine, open.loaded, traffic, b, AlltoallvOptions{}.pipeline_chunks);
+    const DeepEpTimes serial = time_deepep_kernels(*open.engine, open.loaded, traffic, b, 1);
     return fmt::format("{:.17g} {:.17g} {:.17g}", t.dispatch_s, t.combine_s, serial.dispatch_s);
   });
   const std::string run = testing::in_child([&] {
-    const Simulation s = simulate(spec.source, [&] { build_flat_platform(spec); }, deepep_kernel_graph(traffic, b));
+    const Simulation s = simulate(h800, deepep_kernel_graph(traffic, b));
     std::string out = std::string(to_string(*s.options.algorithm)) + " " + to_string(*s.options.fidelity);
     for (const CollectiveSpan& c : s.timeline.collectives) out += fmt::format(" {:.17g}", c.end_s - c.start_s);
     return out;
