@@ -26,14 +26,19 @@ struct Simulation {
 };
 
 // Opens the platform (open_platform), checks that the graph's ranks fit it
-// (check_ranks_fit), then places, bounds, replays and reports. Throws
-// InputError for bad input (the platform's verdict is check_platform's);
-// std::runtime_error for a SimGrid failure mid-run.
+// (check_ranks_fit) and that its NPUs have every compute dtype (or the
+// fallback options.compute_fallback: check_compute_dtypes), then places,
+// bounds, replays and reports. Throws InputError for bad input (the
+// platform's verdict is check_platform's); std::runtime_error for a SimGrid
+// failure mid-run. `scenario` heads the report; its platform fields are
+// filled from the platform (cluster name, NPU model) when it is a cluster.
 Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph& graph,
-                    const ReplayOptions& options = {}, const EngineOptions& engine_options = {});
+                    const ReplayOptions& options = {}, const EngineOptions& engine_options = {},
+                    const Scenario& scenario = {});
 
 // The same for a platform named without overrides (a preset, TOML or XML path).
 Simulation simulate(const std::string& platform, const workloads::TaskGraph& graph,
-                    const ReplayOptions& options = {}, const EngineOptions& engine_options = {});
+                    const ReplayOptions& options = {}, const EngineOptions& engine_options = {},
+                    const Scenario& scenario = {});
 
 }  // namespace epsim::sim

@@ -115,7 +115,7 @@ void check_fidelity(const sim::ReplayOptions& o, const workloads::WorkloadSpec& 
 
 RunOutcome run_request(const RunRequest& r) {
   const SplitOverrides overrides = split_overrides(r);
-  const sim::ReplayOptions options = replay_options(r);
+  sim::ReplayOptions options = replay_options(r);
   sim::EngineOptions engine;
   engine.simgrid_logs = r.simgrid_log;
   engine.extra_config = r.simgrid_config;
@@ -123,8 +123,13 @@ RunOutcome run_request(const RunRequest& r) {
   RunOutcome out;
   const workloads::WorkloadSpec w = workloads::load_workload(r.workload, overrides.workload);
   check_fidelity(options, w);
+  options.compute_fallback = w.precision.gemm_fallback;
+  // The platform's own name and NPU model are filled in by simulate().
+  const sim::Scenario scenario{r.platform, "", "", r.workload, w.model.name, w.parallel.ep, w.parallel.dp,
+                               w.parallel.ranks_per_node, static_cast<long long>(w.routing.seed), r.overrides};
   out.graph = workloads::build_task_graph(w);
-  out.simulation = sim::simulate(sim::PlatformRequest{r.platform, overrides.platform}, out.graph, options, engine);
+  out.simulation =
+      sim::simulate(sim::PlatformRequest{r.platform, overrides.platform}, out.graph, options, engine, scenario);
   return out;
 }
 

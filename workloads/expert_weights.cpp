@@ -35,14 +35,27 @@ std::vector<double> by_popularity(const RoutingSpec& r, int experts) {
 }
 
 // order[i] = the expert id holding the i-th popularity slot.
-std::vector<int> expert_order(const RoutingSpec& r, int experts, int moe_layer) {
+std::vector<int> expert_order(const WorkloadSpec& w, int moe_layer) {
+  const RoutingSpec& r = w.routing;
+  const int experts = w.model.experts;
+  const int ep = w.parallel.ep;
+  const int per_rank = experts / ep;
   std::vector<int> order(static_cast<std::size_t>(experts));
   std::iota(order.begin(), order.end(), 0);
-  if (r.order == ExpertOrder::kNone) return order;
-  const int layer_tag = r.order == ExpertOrder::kPerLayer ? moe_layer : 0;
-  Rng rng(stream_seed(r.seed, kOrderStream, static_cast<std::uint64_t>(layer_tag)));
-  for (int i = experts - 1; i > 0; --i) {  // Fisher-Yates
-    std::swap(order[static_cast<std::size_t>(i)], order[rng.below(static_cast<std::uint32_t>(i + 1))]);
+  if (r.hot_placement == HotPlacement::kRandom) {
+    const int layer_tag = r.order == ExpertOrder::kPerLayer ? moe_layer : 0;
+    Rng rng(stream_seed(r.seed, kOrderStream, static_cast<std::uint64_t>(layer_tag)));
+    for (int i = experts - 1; i > 0; --i) {  // Fisher-Yates
+      std::swap(order[static_cast<std::size_t>(i)], order[rng.below(static_cast<std::uint32_t>(i + 1))]);
+    }
+    return order;
+  }
+  if (r.hot_placement == HotPlacement::kSpread)
+    for (int i = 0; i < experts; ++i) order[static_cast<std::size_t>(i)] = (i % ep) * per_rank + i / ep;
+  // Per layer, the placement moves on by one rank, so the hot rank changes from layer to layer.
+  if (r.order == ExpertOrder::kPerLayer) {
+    const int shift = (moe_layer % ep) * per_rank;
+    for (int& e : order) e = (e + shift) % experts;
   }
   return order;
 }
@@ -61,7 +74,7 @@ std::vector<double> expert_weights(const WorkloadSpec& w, int moe_layer) {
     weights = r.trace.tokens[static_cast<std::size_t>(moe_layer)];
   } else {
     std::vector<double> popular = by_popularity(r, experts);
-    std::vector<int> order = expert_order(r, experts, moe_layer);
+    std::vector<int> order = expert_order(w, moe_layer);
     for (int i = 0; i < experts; ++i) {
       weights[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = popular[static_cast<std::size_t>(i)];
     }

@@ -111,6 +111,8 @@ PrecisionSpec read_precision(std::optional<TableReader> t) {
   p.dispatch = to_dtype(t->choice_or("dispatch", "fp8", {"fp8", "bf16"}));
   p.combine = to_dtype(t->choice_or("combine", "bf16", {"bf16", "fp8"}));
   p.gemm = to_dtype(t->choice_or("gemm", "bf16", {"bf16", "fp8"}));
+  const std::string fallback = t->choice_or("gemm_fallback", "none", {"none", "bf16", "int8", "fp8"});
+  if (fallback != "none") p.gemm_fallback = to_dtype(fallback);
   p.gradient = to_dtype(t->choice_or("gradient", "bf16", {"bf16", "fp32"}));
   p.scale_block = static_cast<int>(t->integer_or("scale_block", 128, 1, 1 << 16));
   p.expert_alignment = static_cast<int>(t->integer_or("expert_alignment", 128, 1, 1 << 16));
@@ -148,6 +150,13 @@ RoutingSpec read_routing(std::optional<TableReader> t, const ModelSpec& model, c
   } else {
     const std::string order = t->choice_or("order", "none", {"none", "fixed", "per_layer"});
     r.order = order == "fixed" ? ExpertOrder::kFixed : order == "per_layer" ? ExpertOrder::kPerLayer : ExpertOrder::kNone;
+    if (t->has("hot_placement") && r.kind != RoutingKind::kZipf && r.kind != RoutingKind::kHot)
+      t->fail("hot_placement", "only read when routing.kind = \"zipf\" or \"hot\"");
+    const std::string placement =
+        t->choice_or("hot_placement", order == "none" ? "first" : "random", {"first", "spread", "random"});
+    r.hot_placement = placement == "spread"   ? HotPlacement::kSpread
+                      : placement == "random" ? HotPlacement::kRandom
+                                              : HotPlacement::kFirst;
   }
   r.layer_jitter = t->number_or("layer_jitter", 0.0, 0.0, 0.99);
   r.seed = static_cast<std::uint64_t>(t->integer_or("seed", 1, 0));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,10 @@ struct PrecisionSpec {
   Dtype dispatch = Dtype::kFp8;  // kFp8 carries one FP32 scale per `scale_block` channels
   Dtype combine = Dtype::kBf16;
   Dtype gemm = Dtype::kBf16;     // expert, shared-expert, dense-FFN and attention-projection GEMMs
+  // The dtype whose peak GEMMs run at on an NPU that lacks `gemm` (FP8 on a
+  // 910B); operand bytes stay those of `gemm`. Unset ("none"): such a run is
+  // an error.
+  std::optional<Dtype> gemm_fallback;
   Dtype gradient = Dtype::kBf16;  // gradients as all-reduced and read by the optimizer
   int scale_block = 128;
   int expert_alignment = 128;  // rows per local expert are rounded up to this
@@ -77,6 +82,12 @@ struct PrecisionSpec {
 
 enum class RoutingKind { kUniform, kZipf, kHot, kTrace };
 enum class ExpertOrder { kNone, kFixed, kPerLayer };
+// Which experts hold the popular slots of zipf/hot routing (docs/workload.md).
+enum class HotPlacement {
+  kFirst,   // slot i on expert i: the hottest experts all on rank 0, the worst case
+  kSpread,  // slot i on rank i mod ep: the ep hottest experts on distinct ranks
+  kRandom,  // a seeded shuffle
+};
 
 // Measured loads: tokens[moe_layer][expert], read from a CSV.
 struct RoutingTrace {
@@ -89,7 +100,9 @@ struct RoutingSpec {
   double zipf_s = 1.0;      // zipf: weight of the i-th hottest expert ~ i^-s
   double hot_share = 0.5;   // hot: share of the pick weight held by the hot experts
   int hot_experts = 1;      // hot: how many experts are hot
-  ExpertOrder order = ExpertOrder::kNone;  // which experts are the hot ones, per layer
+  ExpertOrder order = ExpertOrder::kNone;  // whether the placement changes from layer to layer
+  // Default kFirst under order kNone, kRandom under kFixed and kPerLayer.
+  HotPlacement hot_placement = HotPlacement::kFirst;
   double layer_jitter = 0;  // per-layer multiplicative noise on weights, in [0, 1)
   std::uint64_t seed = 1;
   RoutingTrace trace;

@@ -128,10 +128,11 @@ LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& p
     if (!close(bf16, npu.flops_bf16_per_s))
       ctx.fail(subject, fmt::format("property flops_bf16 ({:g}) must equal the host speed ({:g} FLOP/s)", bf16,
                                     npu.flops_bf16_per_s));
-    double int8 = number_property(ctx, host, "flops_int8", Quantity::kFlopRate, npu.flops_bf16_per_s);
-    npu.flops_fp8_per_s = number_property(ctx, host, "flops_fp8", Quantity::kFlopRate, int8);
+    // Absent FP8/INT8 peaks stay 0: kernels in those dtypes need the workload's fallback (compute_precision.hpp).
+    npu.flops_int8_per_s = number_property(ctx, host, "flops_int8", Quantity::kFlopRate, 0);
+    npu.flops_fp8_per_s = number_property(ctx, host, "flops_fp8", Quantity::kFlopRate, 0);
     npu.flops_fp32_per_s = number_property(ctx, host, "flops_fp32", Quantity::kFlopRate, npu.flops_bf16_per_s);
-    if (!(npu.flops_fp8_per_s > 0) || !(npu.flops_fp32_per_s > 0)) ctx.fail(subject, "FLOP rates must be > 0");
+    if (!(npu.flops_fp32_per_s > 0)) ctx.fail(subject, "FLOP rates must be > 0");
     npu.hbm_bandwidth_Bps = number_property(ctx, host, "hbm_bandwidth", Quantity::kBandwidth, -1);
     if (!(npu.hbm_bandwidth_Bps > 0)) ctx.fail(subject, "property hbm_bandwidth (B/s) is required and must be > 0");
     npu.hbm_capacity_bytes = number_property(ctx, host, "hbm_capacity", Quantity::kBytes, 0);

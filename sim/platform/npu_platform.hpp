@@ -23,7 +23,7 @@ struct LoadedPlatform {
 // The contract (docs/platform.md, "Contract for hand-written SimGrid XML"):
 // hosts named node{N}.npu{I} (no leading zeros) forming a full grid of N nodes x I NPUs; host speed = bf16 peak FLOP/s; properties
 // hbm_bandwidth (B/s, required), flops_bf16 (= speed when given), flops_fp8
-// or flops_int8, flops_fp32, hbm_capacity (B), comm_compute_share (in [0,1),
+// and flops_int8 (0 when absent: the NPU lacks that dtype), flops_fp32, hbm_capacity (B), comm_compute_share (in [0,1),
 // default 0), node and local (= the name's numbers when given); a link
 // node{N}.npu{I}.hbm with the HBM bandwidth and latency 0; the loopback
 // route of an NPU is exactly its HBM link; routes between NPUs start with

@@ -16,12 +16,13 @@ struct NpuFacts {
   int node = 0;
   int local = 0;
   double flops_bf16_per_s = 0;    // = host speed
-  double flops_fp8_per_s = 0;     // flops_fp8, else flops_int8, else bf16 peak
+  double flops_fp8_per_s = 0;     // property flops_fp8; 0: the NPU has no FP8 (never another dtype's peak)
   double flops_fp32_per_s = 0;    // flops_fp32 when given, else bf16 peak (optimistic: keeps bounds valid)
   double hbm_bandwidth_Bps = 0;
   double hbm_capacity_bytes = 0;
   double comm_compute_share = 0;  // share of compute a communication kernel holds while it runs, in [0, 1)
   int hbm_link = -1;              // index into PlatformFacts::links
+  double flops_int8_per_s = 0;    // property flops_int8 (OP/s); 0 when absent
 };
 
 struct LinkFacts {

@@ -22,6 +22,8 @@
 
 #include "core/error.hpp"
 #include "sim/replay/activities.hpp"
+#include "sim/replay/compute_precision.hpp"
+#include "sim/replay/link_progress.hpp"
 
 namespace epsim::sim {
 
@@ -86,17 +88,6 @@ AlltoallvOptions alltoallv_options(const ReplayOptions& resolved) {
 
 namespace {
 
-// Peak FLOP/s of `npu` for a kernel in `dtype`.
-double peak_flops_per_s(const NpuFacts& npu, workloads::Dtype dtype) {
-  switch (dtype) {
-    case workloads::Dtype::kFp8:
-    case workloads::Dtype::kInt8: return npu.flops_fp8_per_s;
-    case workloads::Dtype::kFp32: return npu.flops_fp32_per_s;
-    case workloads::Dtype::kBf16: return npu.flops_bf16_per_s;
-  }
-  return npu.flops_bf16_per_s;
-}
-
 class Driver {
  public:
   Driver(const LoadedPlatform& platform, const Placement& placement, const TaskGraph& graph,
@@ -148,22 +139,24 @@ class Driver {
       }
       if (running_.empty()) {
         s4u::this_actor::sleep_until(t0_s_ + delayed_.front().at_s);
+        sample_progress(meta_.size(), now_s());
         start_due(true);
         continue;
       }
       const ssize_t i = delayed_.empty() ? s4u::Activity::wait_any(running_)
                                          : s4u::Activity::wait_any_for(running_, delayed_.front().at_s - now_s());
       if (i < 0 || static_cast<std::size_t>(i) >= running_.size()) {
+        sample_progress(meta_.size(), now_s());
         start_due(true);
         continue;
       }
       const double now = now_s();
+      sample_progress(static_cast<std::size_t>(i), now);
       Running done = std::move(meta_[i]);
       std::swap(running_[i], running_.back());
       std::swap(meta_[i], meta_.back());
       running_.pop_back();
       meta_.pop_back();
-      record_span(done, now);
       if (done.rank >= 0) {
         for (int r : done.group) finish_compute(done.task, r, done.start_s, now);
       } else
@@ -183,9 +176,11 @@ class Driver {
     TaskId task = 0;
     int rank = -1;  // -1: a collective round
     double start_s = 0;
-    std::vector<std::pair<int, double>> link_bytes;  // recorded spans (link, bytes)
+    std::vector<std::pair<int, double>> link_bytes;  // (link, bytes) to record as link spans
     std::vector<int> group;                          // compute: the ranks running it
     std::size_t step = 0;                            // collective: the plan step of the round
+    s4u::ExecPtr exec;                               // set when it starts, if link spans are recorded
+    LinkProgress progress;
   };
 
   // An activity waiting for its latency to pass (see PendingExec).
@@ -334,7 +329,7 @@ class Driver {
                task.hbm_bytes[starting_[j].second] == task.hbm_bytes[r])
           ++j;
       }
-      Running run{t, r, now, {}, {}};
+      Running run{t, r, now, {}, {}, 0, {}, {}};
       std::vector<s4u::Host*> hosts;
       std::vector<double> flops;
       for (std::size_t k = i; k < j; ++k) {
@@ -343,7 +338,8 @@ class Driver {
         const NpuFacts& facts = platform_.npus[npu];
         run.group.push_back(rank);
         hosts.push_back(hosts_[npu]);
-        flops.push_back(task.flops[rank] * facts.flops_bf16_per_s / peak_flops_per_s(facts, task.dtype));
+        const workloads::Dtype dtype = effective_dtype(facts, task.dtype, options_.compute_fallback);
+        flops.push_back(task.flops[rank] * facts.flops_bf16_per_s / peak_flops_per_s(facts, dtype));
         const double bytes = task.hbm_bytes[rank];
         if (bytes > 0) {
           timeline_.link_bytes[facts.hbm_link] += bytes;
@@ -367,9 +363,17 @@ class Driver {
       std::push_heap(delayed_.begin(), delayed_.end(), later);
       return;
     }
-    exec->start();
+    begin(exec, run);
     running_.push_back(exec);
     meta_.push_back(std::move(run));
+  }
+
+  // Starts `exec`; its link bytes are recorded from now on.
+  void begin(const s4u::ExecPtr& exec, Running& run) {
+    exec->start();
+    if (!options_.record_link_spans) return;
+    run.exec = exec;
+    run.progress = LinkProgress(std::move(run.link_bytes), now_s());
   }
 
   // Starts the delayed activities that are due (with `first`, at least the
@@ -381,7 +385,7 @@ class Driver {
       std::pop_heap(delayed_.begin(), delayed_.end(), later);
       Delayed d = std::move(delayed_.back());
       delayed_.pop_back();
-      d.exec->start();
+      begin(d.exec, d.run);
       running_.push_back(d.exec);
       meta_.push_back(std::move(d.run));
     }
@@ -437,18 +441,26 @@ class Driver {
     const double now = now_s();
     std::vector<double> link_bytes(platform_.links.size(), 0.0);
     add_round_link_bytes(phase, platform_, link_bytes, step.share);
-    std::vector<std::pair<int, double>> spans;
-    for (std::size_t l = 0; l < link_bytes.size(); ++l) {
-      if (link_bytes[l] <= 0) continue;
-      timeline_.link_bytes[l] += link_bytes[l];
-      if (options_.record_link_spans) spans.emplace_back(static_cast<int>(l), link_bytes[l]);
-    }
+    for (std::size_t l = 0; l < link_bytes.size(); ++l) timeline_.link_bytes[l] += link_bytes[l];
     std::vector<PendingExec> execs = round_execs(phase, platform_, hosts_, step.share, step.latency);
     run.started[i] = true;
     run.outstanding[i] = static_cast<int>(execs.size());
-    for (std::size_t k = 0; k < execs.size(); ++k)
-      launch(execs[k].exec, Running{t, -1, now, k == 0 ? std::move(spans) : std::vector<std::pair<int, double>>{}, {}, i},
-             execs[k].latency_s);
+    for (std::size_t k = 0; k < execs.size(); ++k) {
+      Running r{t, -1, now, {}, {}, i, {}, {}};
+      if (options_.record_link_spans) {
+        // Each activity's own bytes: one transfer's route, or the whole round for one parallel task.
+        if (phase.per_transfer) {
+          const Transfer& tr = phase.transfers[k];
+          const double scale = step.share * (phase.per_step ? 1.0 : static_cast<double>(phase.steps));
+          auto [first, last] = platform_.routes.links(tr.src_npu, tr.dst_npu);
+          for (const int* l = first; l != last; ++l) r.link_bytes.emplace_back(*l, tr.bytes * scale);
+        } else {
+          for (std::size_t l = 0; l < link_bytes.size(); ++l)
+            if (link_bytes[l] > 0) r.link_bytes.emplace_back(static_cast<int>(l), link_bytes[l]);
+        }
+      }
+      launch(execs[k].exec, std::move(r), execs[k].latency_s);
+    }
   }
 
   void step_done(TaskId t, std::size_t step) {
@@ -479,8 +491,18 @@ class Driver {
     collectives_.erase(t);
   }
 
-  void record_span(const Running& done, double end_s) {
-    for (const auto& [link, bytes] : done.link_bytes) timeline_.link_spans.push_back({link, done.start_s, end_s, bytes});
+  // Samples every running activity's progress at `now`; `done` (an index
+  // of running_, or running_.size() for none) has just ended.
+  void sample_progress(std::size_t done, double now) {
+    if (!options_.record_link_spans) return;
+    for (std::size_t k = 0; k < meta_.size(); ++k) {
+      Running& run = meta_[k];
+      if (run.progress.empty()) continue;
+      if (k == done)
+        run.progress.finish(now, timeline_.link_spans);
+      else
+        run.progress.sample(now, run.exec->get_remaining_ratio(), timeline_.link_spans);
+    }
   }
 
   const PlatformFacts& platform_;

@@ -38,6 +38,10 @@ struct ReplayOptions {
   // the same instant with identical amounts; unset: when more than 8 ranks.
   std::optional<bool> fuse_identical_compute;
   bool record_link_spans = true;  // needed for trace counters; costs memory at large EP
+  // The workload's precision.gemm_fallback: the dtype whose peak a compute
+  // kernel runs at when its NPU lacks the kernel's dtype; unset: such a
+  // kernel is an error (check_compute_dtypes()).
+  std::optional<workloads::Dtype> compute_fallback;
 };
 
 // Hierarchical where the placement spans several nodes and the route to

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sim/replay/collectives.hpp"
+#include "sim/replay/compute_precision.hpp"
 
 namespace epsim::sim {
 
@@ -12,10 +13,7 @@ using workloads::Task;
 using workloads::TaskKind;
 
 double roofline_s(const NpuFacts& npu, workloads::Dtype dtype, double flops, double hbm_bytes) {
-  double peak = npu.flops_bf16_per_s;
-  if (dtype == workloads::Dtype::kFp8 || dtype == workloads::Dtype::kInt8) peak = npu.flops_fp8_per_s;
-  if (dtype == workloads::Dtype::kFp32) peak = npu.flops_fp32_per_s;
-  return std::max(flops / peak, hbm_bytes / npu.hbm_bandwidth_Bps);
+  return std::max(flops / peak_flops_per_s(npu, dtype), hbm_bytes / npu.hbm_bandwidth_Bps);
 }
 
 StepBounds step_bounds(const PlatformFacts& platform, const Placement& placement, const workloads::TaskGraph& graph,
@@ -36,7 +34,9 @@ StepBounds step_bounds(const PlatformFacts& platform, const Placement& placement
     const int kind = static_cast<int>(t.kind);
     if (!t.is_collective()) {
       for (int r = 0; r < ranks; ++r) {
-        const double s = roofline_s(platform.npus[placement.npu_of_rank[r]], t.dtype, t.flops[r], t.hbm_bytes[r]);
+        const NpuFacts& npu = platform.npus[placement.npu_of_rank[r]];
+        const double s =
+            roofline_s(npu, effective_dtype(npu, t.dtype, options.compute_fallback), t.flops[r], t.hbm_bytes[r]);
         b.task_s[t.id] = std::max(b.task_s[t.id], s);
         b.rank_kind_s[static_cast<std::size_t>(r) * kTaskKinds + kind] += s;
         b.rank_compute_s[r] += s;

@@ -27,7 +27,8 @@ struct StepBounds {
   double step_s = 0;           // max of the two: the step bound
 };
 
-// Roofline of one kernel: max(flops / peak(dtype), hbm_bytes / HBM bandwidth).
+// Roofline of one kernel: max(flops / peak(dtype), hbm_bytes / HBM bandwidth);
+// `dtype` as effective_dtype() gives it (a kernel runs at its fallback's peak).
 double roofline_s(const NpuFacts& npu, workloads::Dtype dtype, double flops, double hbm_bytes);
 
 // `options` must be resolved (resolve()). Under kSerial rank_streams_s is

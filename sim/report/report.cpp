@@ -69,8 +69,49 @@ bool above(double sim_s, double bound_s) { return sim_s > bound_s * (1 + 1e-9) +
 
 }  // namespace
 
+std::vector<int> links_by_utilisation(const Timeline& timeline, const PlatformFacts& platform,
+                                      const std::vector<bool>& keep, int count) {
+  std::vector<int> out;
+  for (std::size_t l = 0; l < platform.links.size(); ++l)
+    if (keep[l] && timeline.link_bytes[l] > 0) out.push_back(static_cast<int>(l));
+  // Utilisation over the same step: bytes / bandwidth orders links alike.
+  auto busy_s = [&](int l) { return timeline.link_bytes[l] / platform.links[l].bandwidth_Bps; };
+  std::sort(out.begin(), out.end(), [&](int a, int b) {
+    return std::make_tuple(-busy_s(a), platform.links[a].name) < std::make_tuple(-busy_s(b), platform.links[b].name);
+  });
+  if (static_cast<int>(out.size()) > count) out.resize(count);
+  return out;
+}
+
+namespace {
+
+// Per-rank busy times of one compute kind against their per-rank bounds.
+ReportRow compute_row(TaskKind kind, const std::vector<double>& sim_s, const std::vector<double>& bound_s) {
+  ReportRow row;
+  row.name = kind_label(kind);
+  const std::size_t ranks = sim_s.size();
+  for (std::size_t r = 0; r < ranks; ++r) {
+    row.sim_s += sim_s[r] / ranks;
+    row.bound_s += bound_s[r] / ranks;
+    row.bound_max_s = std::max(row.bound_max_s, bound_s[r]);
+    if (sim_s[r] > row.sim_max_s || row.max_rank < 0) {
+      row.sim_max_s = sim_s[r];
+      row.max_rank = static_cast<int>(r);
+    }
+  }
+  const bool slowed = above(row.sim_s, row.bound_s) || above(row.sim_max_s, row.bound_max_s);
+  row.cause = slowed ? "compute/HBM shared with communication kernels" : "on the bound";
+  // The mean hides a hot rank: say so whenever the max stands out.
+  if (row.sim_s > 0 && row.sim_max_s > row.sim_s * 1.001)
+    row.cause += fmt::format("; skew: rank {} x{:.3f} the mean", row.max_rank, row.sim_max_s / row.sim_s);
+  return row;
+}
+
+}  // namespace
+
 Report build_report(const Timeline& timeline, const StepBounds& bounds, const PlatformFacts& platform,
-                    const workloads::TaskGraph& graph, const ReplayOptions& resolved, int top_links) {
+                    const Placement& placement, const workloads::TaskGraph& graph, const ReplayOptions& resolved,
+                    int top_links) {
   Report rep;
   rep.schedule = to_string(resolved.schedule);
   rep.algorithm = to_string(*resolved.algorithm);
@@ -79,12 +120,23 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   rep.ranks = graph.ranks;
   rep.tasks = static_cast<int>(graph.tasks.size());
   rep.activities = timeline.activities;
+  rep.platform_nodes = platform.nodes;
   const int ranks = graph.ranks;
+  {
+    std::vector<bool> node_used(static_cast<std::size_t>(platform.nodes), false);
+    for (int npu : placement.npu_of_rank) node_used[static_cast<std::size_t>(platform.npus[npu].node)] = true;
+    rep.nodes_used = static_cast<int>(std::count(node_used.begin(), node_used.end(), true));
+  }
 
   std::vector<Spans> compute(ranks), comm(ranks);
   std::vector<double> compute_busy(ranks, 0.0);
-  std::vector<double> kind_sim(kTaskKinds, 0.0);
+  // [kind][rank]: compute busy time per rank.
+  std::vector<std::vector<double>> kind_rank_s(kTaskKinds, std::vector<double>(ranks, 0.0));
+  std::vector<double> collective_kind_s(kTaskKinds, 0.0);
   std::vector<bool> kind_present(kTaskKinds, false);
+  int layers = 0;
+  for (const workloads::Task& t : graph.tasks) layers = std::max(layers, t.layer + 1);
+  std::vector<double> layer_rank_s(static_cast<std::size_t>(layers) * ranks, 0.0);  // [layer * ranks + rank]
   double peer_wait_s = 0;
   for (const Interval& iv : timeline.intervals) {
     const workloads::Task& t = graph.tasks[iv.task];
@@ -93,37 +145,34 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
       comm[iv.rank].emplace_back(iv.start_s, iv.end_s);
       peer_wait_s += iv.start_s - iv.ready_s;
     } else {
+      const double busy_s = iv.end_s - iv.start_s;
       compute[iv.rank].emplace_back(iv.start_s, iv.end_s);
-      compute_busy[iv.rank] += iv.end_s - iv.start_s;
-      kind_sim[static_cast<int>(t.kind)] += (iv.end_s - iv.start_s) / ranks;
+      compute_busy[iv.rank] += busy_s;
+      kind_rank_s[static_cast<int>(t.kind)][iv.rank] += busy_s;
+      if (t.layer >= 0) layer_rank_s[static_cast<std::size_t>(t.layer) * ranks + iv.rank] += busy_s;
     }
   }
-  double contention_s = 0;
-  for (const CollectiveSpan& c : timeline.collectives) {
-    const double span_s = c.end_s - c.start_s;
-    kind_sim[static_cast<int>(graph.tasks[c.task].kind)] += span_s;
-    contention_s += std::max(0.0, span_s - bounds.task_s[c.task]);
-  }
+  for (const CollectiveSpan& c : timeline.collectives)
+    collective_kind_s[static_cast<int>(graph.tasks[c.task].kind)] += c.end_s - c.start_s;
 
   for (int k = 0; k < kTaskKinds; ++k) {
     if (!kind_present[k]) continue;
     const auto kind = static_cast<TaskKind>(k);
+    const bool collective = kind == TaskKind::kDispatch || kind == TaskKind::kCombine || kind == TaskKind::kGradAllReduce;
+    if (!collective) {
+      std::vector<double> bound_s(ranks);
+      for (int r = 0; r < ranks; ++r) bound_s[r] = bounds.rank_kind_s[static_cast<std::size_t>(r) * kTaskKinds + k];
+      rep.phases.push_back(compute_row(kind, kind_rank_s[k], bound_s));
+      continue;
+    }
     ReportRow row;
     row.name = kind_label(kind);
-    row.sim_s = kind_sim[k];
-    const bool collective = kind == TaskKind::kDispatch || kind == TaskKind::kCombine || kind == TaskKind::kGradAllReduce;
-    if (collective) {
-      for (const workloads::Task& t : graph.tasks)
-        if (t.kind == kind) row.bound_s += bounds.task_s[t.id];
-    } else {
-      for (int r = 0; r < ranks; ++r) row.bound_s += bounds.rank_kind_s[static_cast<std::size_t>(r) * kTaskKinds + k] / ranks;
-    }
-    if (!above(row.sim_s, row.bound_s))
-      row.cause = "on the bound";
-    else if (collective)
-      row.cause = "contention: links/HBM shared with concurrent activities or uneven flows";
-    else
-      row.cause = "compute/HBM shared with communication kernels";
+    row.sim_s = row.sim_max_s = collective_kind_s[k];
+    for (const workloads::Task& t : graph.tasks)
+      if (t.kind == kind) row.bound_s += bounds.task_s[t.id];
+    row.bound_max_s = row.bound_s;
+    row.cause = above(row.sim_s, row.bound_s) ? "contention: links/HBM shared with concurrent activities or uneven flows"
+                                              : "on the bound";
     rep.phases.push_back(row);
   }
 
@@ -149,40 +198,57 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
     }
   }
   rep.straggler_ratio = rep.mean_compute_s > 0 ? rep.straggler_compute_s / rep.mean_compute_s : 1;
+  double worst_excess_s = 0;
+  for (int l = 0; l < layers; ++l) {
+    const double* row = &layer_rank_s[static_cast<std::size_t>(l) * ranks];
+    double mean_s = 0, max_s = -1;
+    int max_rank = 0;
+    for (int r = 0; r < ranks; ++r) {
+      mean_s += row[r] / ranks;
+      if (row[r] > max_s) {
+        max_s = row[r];
+        max_rank = r;
+      }
+    }
+    if (!(mean_s > 0)) continue;
+    if (rep.layer_straggler_layer < 0 || max_s - mean_s > worst_excess_s) {
+      worst_excess_s = max_s - mean_s;
+      rep.layer_straggler_layer = l;
+      rep.layer_straggler_rank = max_rank;
+      rep.layer_straggler_compute_s = max_s;
+      rep.layer_mean_compute_s = mean_s;
+    }
+  }
 
   rep.critical_path_bound_s = bounds.critical_path_s;
   rep.rank_streams_bound_s = bounds.rank_streams_s;
-  rep.step = {"step", timeline.step_s, bounds.step_s, ""};
+  rep.step.name = "step";
+  rep.step.sim_s = rep.step.sim_max_s = timeline.step_s;
+  rep.step.bound_s = rep.step.bound_max_s = bounds.step_s;
+  rep.gap = critical_path_gap(timeline, bounds, platform, placement, graph, resolved);
   if (!above(rep.step.sim_s, rep.step.bound_s)) {
     rep.step.cause = "on the bound";
   } else {
-    std::vector<std::pair<double, std::string>> causes;
-    auto ms = [](double s) { return fmt::format("{:.3f} ms", s * 1e3); };
-    if (rep.peer_wait_mean_s > 0) causes.emplace_back(rep.peer_wait_mean_s, "dependency stalls " + ms(rep.peer_wait_mean_s) + " per rank");
-    if (contention_s > 0) causes.emplace_back(contention_s, "contention " + ms(contention_s) + " over collective bounds");
-    if (rep.exposed_comm_mean_s > 0 && resolved.schedule == Schedule::kOverlap)
-      causes.emplace_back(rep.exposed_comm_mean_s, "exposed communication " + ms(rep.exposed_comm_mean_s) + " per rank");
-    if (rep.straggler_ratio > 1 + 1e-9)
-      causes.emplace_back((rep.straggler_compute_s - rep.mean_compute_s),
-                          fmt::format("skew: rank {} computes x{:.3f} the mean", rep.straggler_rank, rep.straggler_ratio));
-    std::stable_sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    // Causes under 0.1 % of the step are noise (e.g. sampling jitter in a uniform routing).
-    for (const auto& c : causes)
-      if (c.first >= 1e-3 * rep.step.sim_s) rep.step.cause += (rep.step.cause.empty() ? "" : "; ") + c.second;
-    if (rep.step.cause.empty()) rep.step.cause = "schedule: streams idle between dependent tasks";
+    // The parts of the gap, largest first; parts under 0.1 % of the step are left out of this summary.
+    std::vector<std::pair<double, std::string>> parts = {
+        {rep.gap.serialisation_s(), "serialisation"},
+        {rep.gap.comm_excess_s, "contention"},
+        {rep.gap.compute_excess_s, "compute above rooflines"},
+        {rep.gap.idle_s, "idle"}};
+    std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [s, name] : parts)
+      if (std::fabs(s) >= 1e-3 * rep.step.sim_s)
+        rep.step.cause += (rep.step.cause.empty() ? "" : ", ") +
+                          (std::fabs(s) >= 1 ? fmt::format("{} {:.3f} s", name, s) : fmt::format("{} {:.3f} ms", name, s * 1e3));
+    rep.step.cause = "critical path: " + (rep.step.cause.empty() ? std::string("none above 0.1 %") : rep.step.cause);
   }
 
-  for (std::size_t l = 0; l < platform.links.size(); ++l) {
-    if (timeline.link_bytes[l] <= 0) continue;
+  std::vector<bool> all(platform.links.size(), true);
+  for (int l : links_by_utilisation(timeline, platform, all, top_links)) {
     const LinkFacts& f = platform.links[l];
-    rep.busiest_links.push_back(
-        {f.name, timeline.link_bytes[l], f.bandwidth_Bps,
-         timeline.step_s > 0 ? timeline.link_bytes[l] / (f.bandwidth_Bps * timeline.step_s) : 0});
+    rep.busiest_links.push_back({f.name, timeline.link_bytes[l], f.bandwidth_Bps,
+                                 timeline.step_s > 0 ? timeline.link_bytes[l] / (f.bandwidth_Bps * timeline.step_s) : 0});
   }
-  std::sort(rep.busiest_links.begin(), rep.busiest_links.end(), [](const LinkRow& a, const LinkRow& b) {
-    return std::make_tuple(-a.utilisation, a.link) < std::make_tuple(-b.utilisation, b.link);
-  });
-  if (static_cast<int>(rep.busiest_links.size()) > top_links) rep.busiest_links.resize(top_links);
   return rep;
 }
 

@@ -1,26 +1,39 @@
-// The replay's report: every simulated figure beside its analytic lower
-// bound, the ratio sim / bound and where the gap comes from. Built from a
-// Timeline and StepBounds; printed as a table or JSON, byte-identical for
-// identical inputs.
+// The replay's report: what was run (scenario), every simulated figure
+// beside the replay's lower bound ("the bound": the larger of the critical
+// path and the busiest rank's stream sum, sim/replay/step_bounds.hpp), the
+// ratio sim / bound and the gap sim - bound split into parts that sum to it.
+// Built from a Timeline and StepBounds; printed as a table or JSON,
+// byte-identical for identical inputs.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "sim/platform/placement.hpp"
 #include "sim/platform/platform_facts.hpp"
+#include "sim/replay/compute_precision.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/replay/step_bounds.hpp"
 #include "sim/replay/timeline.hpp"
+#include "sim/report/critical_path.hpp"
+#include "sim/report/scenario.hpp"
 #include "workloads/task_graph.hpp"
 
 namespace epsim::sim {
 
+// One task kind (or the step). Compute kinds: busy time per rank, mean and
+// max over ranks, beside the same statistics of the per-rank bounds.
+// Collectives: the sum of their spans (every participant spends it), so
+// max = mean and max_rank = -1.
 struct ReportRow {
   std::string name;
-  double sim_s = 0;
-  double bound_s = 0;
-  std::string cause;  // why sim exceeds bound; "on the bound" when it does not
+  double sim_s = 0;        // mean over ranks (step: the step time)
+  double sim_max_s = 0;    // max over ranks
+  int max_rank = -1;       // the rank of sim_max_s (lowest on ties); -1: every rank alike
+  double bound_s = 0;      // mean over ranks of the bound
+  double bound_max_s = 0;  // max over ranks of the bound
+  std::string cause;       // why sim exceeds bound; "on the bound" when it does not
   double ratio() const { return bound_s > 0 ? sim_s / bound_s : 1.0; }
 };
 
@@ -32,6 +45,9 @@ struct LinkRow {
 };
 
 struct Report {
+  Scenario scenario;
+  int nodes_used = 0;       // nodes the ranks occupy
+  int platform_nodes = 0;   // nodes of the platform
   std::string schedule;
   std::string algorithm;  // dispatch/combine: direct or hierarchical
   std::string fidelity;   // per-flow or aggregated
@@ -39,13 +55,13 @@ struct Report {
   int ranks = 0;
   int tasks = 0;
   std::int64_t activities = 0;
+  std::vector<DtypeFallback> fallbacks;  // compute dtypes run at another dtype's peak
 
   ReportRow step;
   double critical_path_bound_s = 0;
   double rank_streams_bound_s = 0;
-  // Per TaskKind present in the graph: compute kinds as the mean over ranks
-  // of busy time; collectives as the sum of their spans (transfers only).
-  std::vector<ReportRow> phases;
+  GapParts gap;  // sim - bound along the replay's critical path
+  std::vector<ReportRow> phases;  // per TaskKind present in the graph
 
   double exposed_comm_mean_s = 0;  // communication running while the rank's compute stream is idle
   double exposed_comm_max_s = 0;
@@ -53,16 +69,24 @@ struct Report {
   double overlap_fraction = 0;     // share of communication time hidden behind compute (mean over ranks)
   double peer_wait_mean_s = 0;     // time ranks sat in a collective waiting for peers
 
-  int straggler_rank = 0;          // largest compute busy time (lowest rank on ties)
+  int straggler_rank = 0;          // largest compute busy time over the step (lowest rank on ties)
   double straggler_compute_s = 0;
   double mean_compute_s = 0;
   double straggler_ratio = 1;      // max / mean compute busy time
+  // The layer whose slowest rank is furthest above the layer's mean compute
+  // busy time (sees hot experts that move from layer to layer, which the
+  // step totals average out); -1 when no layer has compute.
+  int layer_straggler_layer = -1;
+  int layer_straggler_rank = 0;
+  double layer_straggler_compute_s = 0;
+  double layer_mean_compute_s = 0;
 
   std::vector<LinkRow> busiest_links;  // by utilisation, descending; ties by name
 };
 
 Report build_report(const Timeline& timeline, const StepBounds& bounds, const PlatformFacts& platform,
-                    const workloads::TaskGraph& graph, const ReplayOptions& resolved, int top_links = 8);
+                    const Placement& placement, const workloads::TaskGraph& graph, const ReplayOptions& resolved,
+                    int top_links = 8);
 
 // Human table; every number carries its unit.
 std::string format_table(const Report& report);
@@ -71,5 +95,11 @@ std::string format_json(const Report& report);
 
 // Label of a task kind in reports and traces ("expert GEMM").
 const char* kind_label(workloads::TaskKind kind);
+
+// Indices of the links that `keep` selects and that carried bytes, by
+// utilisation (bytes / bandwidth over the same step) descending, ties by
+// name; at most `count`.
+std::vector<int> links_by_utilisation(const Timeline& timeline, const PlatformFacts& platform,
+                                      const std::vector<bool>& keep, int count);
 
 }  // namespace epsim::sim

@@ -25,8 +25,12 @@ std::string bytes_text(double b) {
   return fmt::format("{:.3f} kB", b / 1e3);
 }
 
+// "rank 5" for a compute row's max, "-" when every rank spends the same.
+std::string rank_text(int rank) { return rank < 0 ? "-" : fmt::format("r{}", rank); }
+
 std::string row_text(const ReportRow& r) {
-  return fmt::format("  {:<16} {:>14} {:>14} {:>8}  {}\n", r.name, time_text(r.sim_s), time_text(r.bound_s),
+  return fmt::format("  {:<16} {:>13} {:>13} {:>5} {:>13} {:>13} {:>8}  {}\n", r.name, time_text(r.sim_s),
+                     time_text(r.sim_max_s), rank_text(r.max_rank), time_text(r.bound_s), time_text(r.bound_max_s),
                      fmt::format("x{:.3f}", r.ratio()), r.cause);
 }
 
@@ -34,35 +38,88 @@ nlohmann::ordered_json row_json(const ReportRow& r) {
   nlohmann::ordered_json j;
   j["name"] = r.name;
   j["sim_s"] = r.sim_s;
+  j["sim_max_s"] = r.sim_max_s;
+  j["max_rank"] = r.max_rank;
   j["bound_s"] = r.bound_s;
+  j["bound_max_s"] = r.bound_max_s;
   j["ratio"] = r.ratio();
   j["cause"] = r.cause;
   return j;
 }
 
+std::string fallback_text(const DtypeFallback& f) {
+  return fmt::format("{} GEMMs run at the {} peak: {} has no {} peak (precision.gemm_fallback = \"{}\")",
+                     to_string(f.wanted), to_string(f.used), f.host, to_string(f.wanted), to_string(f.used));
+}
+
+std::string platform_text(const Report& r) {
+  const Scenario& s = r.scenario;
+  std::string extra = s.platform_name;
+  if (!s.npu_model.empty()) extra += (extra.empty() ? "" : ", ") + s.npu_model;
+  extra += (extra.empty() ? "" : ", ") + fmt::format("{} nodes", r.platform_nodes);
+  return fmt::format("{} ({})", s.platform.empty() ? std::string("?") : s.platform, extra);
+}
+
 }  // namespace
 
 std::string format_table(const Report& r) {
+  const Scenario& sc = r.scenario;
   std::string out;
-  out += fmt::format("epsim run: {} ranks, {} tasks, schedule {}, dispatch/combine {} ({}), all-reduce {}\n",
-                     r.ranks, r.tasks, r.schedule, r.algorithm, r.fidelity, r.all_reduce);
-  out += fmt::format("  {:<16} {:>14} {:>14} {:>8}  {}\n", "", "sim", "bound", "sim/bnd", "gap from");
+  out += fmt::format("epsim {} run report\n", epsim_version());
+  out += fmt::format("  platform   {}\n", platform_text(r));
+  out += fmt::format("  workload   {} (model {}), routing seed {}\n", sc.workload.empty() ? "?" : sc.workload,
+                     sc.model.empty() ? "?" : sc.model, sc.seed);
+  out += fmt::format("  layout     EP {} x DP {} = {} ranks, {} ranks per node, on {} of {} nodes\n", sc.ep, sc.dp,
+                     r.ranks, sc.ranks_per_node, r.nodes_used, r.platform_nodes);
+  if (!sc.overrides.empty()) {
+    out += "  overrides ";
+    for (const std::string& o : sc.overrides) out += " --set " + o;
+    out += "\n";
+  }
+  out += fmt::format("  replay     {} tasks, schedule {}, dispatch/combine {} ({}), all-reduce {}\n", r.tasks,
+                     r.schedule, r.algorithm, r.fidelity, r.all_reduce);
+  for (const DtypeFallback& f : r.fallbacks) out += "  precision  " + fallback_text(f) + "\n";
+  out += "the bound: the larger of the critical path (dependency chain, every task at its bound) and the busiest\n"
+         "rank's stream sum (what its streams must run back to back)\n";
+  out += fmt::format("  {:<16} {:>13} {:>13} {:>5} {:>13} {:>13} {:>8}  {}\n", "", "sim mean", "sim max", "rank",
+                     "bound mean", "bound max", "sim/bnd", "gap from");
   out += row_text(r.step);
-  out += fmt::format("  {:<16} {:>14} {:>14}\n", "  bound parts", "critical path", "rank streams");
-  out += fmt::format("  {:<16} {:>14} {:>14}\n", "", time_text(r.critical_path_bound_s), time_text(r.rank_streams_bound_s));
-  out += "time per phase (compute: mean busy time per rank; collectives: sum of spans)\n";
+  out += fmt::format("  {:<16} {:>13} {:>13}\n", "  bound parts", "critical path", "rank streams");
+  out += fmt::format("  {:<16} {:>13} {:>13}\n", "", time_text(r.critical_path_bound_s), time_text(r.rank_streams_bound_s));
+  const GapParts& g = r.gap;
+  out += fmt::format("gap sim - bound = {}, along the replay's critical path (ends on rank {}; {} tasks, {} of them "
+                     "collectives); the parts sum to the gap\n",
+                     time_text(r.step.sim_s - r.step.bound_s), g.end_rank, g.path_tasks, g.path_collectives);
+  out += fmt::format("  serialisation            {:>13}  the path's tasks at their bounds ({} compute + {} "
+                     "communication) minus the bound\n",
+                     time_text(g.serialisation_s()), time_text(g.path_compute_bound_s), time_text(g.path_comm_bound_s));
+  out += fmt::format("  contention               {:>13}  collectives on the path above their bounds\n",
+                     time_text(g.comm_excess_s));
+  out += fmt::format("  compute above rooflines  {:>13}  kernels on the path slowed by communication kernels\n",
+                     time_text(g.compute_excess_s));
+  out += fmt::format("  idle                     {:>13}  time on the path when none of its tasks ran\n",
+                     time_text(g.idle_s));
+  out += fmt::format("  exposed communication on the path: {} (no compute on the path hides it)\n",
+                     time_text(g.path_comm_s()));
+  out += "time per phase, per rank (compute: busy time, mean and max over ranks and the rank of the max;\n"
+         "collectives: sum of spans, the same for every participant)\n";
   for (const ReportRow& p : r.phases) out += row_text(p);
   out += "communication\n";
   out += fmt::format("  busy per rank           {}\n", time_text(r.comm_mean_s));
-  out += fmt::format("  exposed per rank        {} mean, {} max\n", time_text(r.exposed_comm_mean_s),
-                     time_text(r.exposed_comm_max_s));
+  out += fmt::format("  exposed per rank        {} mean, {} max (communication while the rank's compute stream is "
+                     "idle)\n",
+                     time_text(r.exposed_comm_mean_s), time_text(r.exposed_comm_max_s));
   out += fmt::format("  overlap achieved        {:.1f} % of communication hidden behind compute\n",
                      r.overlap_fraction * 100);
   out += fmt::format("  waiting for peers       {} per rank\n", time_text(r.peer_wait_mean_s));
   out += "straggler\n";
-  out += fmt::format("  rank {}: compute {} vs mean {} (max/mean x{:.3f})\n", r.straggler_rank,
+  out += fmt::format("  step:  rank {} computes {} vs mean {} (max/mean x{:.3f})\n", r.straggler_rank,
                      time_text(r.straggler_compute_s), time_text(r.mean_compute_s), r.straggler_ratio);
-  out += "busiest links (bytes / (bandwidth x step time))\n";
+  if (r.layer_straggler_layer >= 0)
+    out += fmt::format("  layer: rank {} in layer {} computes {} vs the layer's mean {} (max/mean x{:.3f})\n",
+                       r.layer_straggler_rank, r.layer_straggler_layer, time_text(r.layer_straggler_compute_s),
+                       time_text(r.layer_mean_compute_s), r.layer_straggler_compute_s / r.layer_mean_compute_s);
+  out += "busiest links (utilisation = bytes / (bandwidth x step time))\n";
   for (const LinkRow& l : r.busiest_links)
     out += fmt::format("  {:<28} {:>6.1f} %  {:>12} at {:.1f} GB/s\n", l.link, l.utilisation * 100, bytes_text(l.bytes),
                        l.bandwidth_Bps / 1e9);
@@ -71,7 +128,21 @@ std::string format_table(const Report& r) {
 }
 
 std::string format_json(const Report& r) {
+  const Scenario& sc = r.scenario;
   nlohmann::ordered_json j;
+  j["epsim_version"] = epsim_version();
+  j["scenario"] = {{"platform", sc.platform},
+                   {"platform_name", sc.platform_name},
+                   {"npu_model", sc.npu_model},
+                   {"platform_nodes", r.platform_nodes},
+                   {"workload", sc.workload},
+                   {"model", sc.model},
+                   {"ep", sc.ep},
+                   {"dp", sc.dp},
+                   {"ranks_per_node", sc.ranks_per_node},
+                   {"nodes", r.nodes_used},
+                   {"seed", sc.seed},
+                   {"overrides", sc.overrides}};
   j["ranks"] = r.ranks;
   j["tasks"] = r.tasks;
   j["schedule"] = r.schedule;
@@ -79,9 +150,25 @@ std::string format_json(const Report& r) {
   j["fidelity"] = r.fidelity;
   j["all_reduce"] = r.all_reduce;
   j["activities"] = r.activities;
+  j["precision_fallbacks"] = nlohmann::ordered_json::array();
+  for (const DtypeFallback& f : r.fallbacks)
+    j["precision_fallbacks"].push_back(
+        {{"wanted", to_string(f.wanted)}, {"used", to_string(f.used)}, {"host", f.host}});
   j["step"] = row_json(r.step);
   j["step"]["critical_path_bound_s"] = r.critical_path_bound_s;
   j["step"]["rank_streams_bound_s"] = r.rank_streams_bound_s;
+  const GapParts& g = r.gap;
+  j["gap"] = {{"total_s", r.step.sim_s - r.step.bound_s},
+              {"serialisation_s", g.serialisation_s()},
+              {"contention_s", g.comm_excess_s},
+              {"compute_excess_s", g.compute_excess_s},
+              {"idle_s", g.idle_s},
+              {"path_compute_bound_s", g.path_compute_bound_s},
+              {"path_comm_bound_s", g.path_comm_bound_s},
+              {"path_comm_s", g.path_comm_s()},
+              {"end_rank", g.end_rank},
+              {"path_tasks", g.path_tasks},
+              {"path_collectives", g.path_collectives}};
   j["phases"] = nlohmann::ordered_json::array();
   for (const ReportRow& p : r.phases) j["phases"].push_back(row_json(p));
   j["communication"] = {{"busy_mean_s", r.comm_mean_s},
@@ -92,7 +179,11 @@ std::string format_json(const Report& r) {
   j["straggler"] = {{"rank", r.straggler_rank},
                     {"compute_s", r.straggler_compute_s},
                     {"mean_compute_s", r.mean_compute_s},
-                    {"max_over_mean", r.straggler_ratio}};
+                    {"max_over_mean", r.straggler_ratio},
+                    {"layer", r.layer_straggler_layer},
+                    {"layer_rank", r.layer_straggler_rank},
+                    {"layer_compute_s", r.layer_straggler_compute_s},
+                    {"layer_mean_compute_s", r.layer_mean_compute_s}};
   j["busiest_links"] = nlohmann::ordered_json::array();
   for (const LinkRow& l : r.busiest_links)
     j["busiest_links"].push_back(

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 
 #include <fmt/format.h>
 
@@ -35,18 +34,13 @@ std::string escaped(const std::string& s) {
 
 std::string us(double s) { return fmt::format("{:.6f}", s * 1e6); }
 
-// Links with the most bytes among those `hbm` selects, most first.
+// The `count` most utilised links among the HBMs (`hbm`) or the others.
 std::vector<int> busiest(const Timeline& t, const PlatformFacts& platform, bool hbm, int count) {
   std::vector<bool> is_hbm(platform.links.size(), false);
   for (const NpuFacts& n : platform.npus) is_hbm[n.hbm_link] = true;
-  std::vector<int> out;
-  for (std::size_t l = 0; l < platform.links.size(); ++l)
-    if (is_hbm[l] == hbm && t.link_bytes[l] > 0) out.push_back(static_cast<int>(l));
-  std::sort(out.begin(), out.end(), [&](int a, int b) {
-    return std::make_tuple(-t.link_bytes[a], platform.links[a].name) < std::make_tuple(-t.link_bytes[b], platform.links[b].name);
-  });
-  if (static_cast<int>(out.size()) > count) out.resize(count);
-  return out;
+  std::vector<bool> keep(platform.links.size());
+  for (std::size_t l = 0; l < keep.size(); ++l) keep[l] = is_hbm[l] == hbm;
+  return links_by_utilisation(t, platform, keep, count);
 }
 
 }  // namespace
