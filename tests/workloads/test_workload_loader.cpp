@@ -1,9 +1,11 @@
 // Loading workloads: presets, overrides, byte counts per token, and the
 // table of bad input files (one defect each) with their exact messages.
+#include <algorithm>
 #include <fstream>
 
 #include <catch2/catch.hpp>
 
+#include "workloads/expert_weights.hpp"
 #include "workloads/workload_loader.hpp"
 #include "workload_text.hpp"
 
@@ -145,4 +147,57 @@ TEST_CASE("keys of another routing kind are errors, not ignored", "[workload][ba
   CHECK_THROWS_WITH(testing::workload(k),
                     "test.toml:29:10: error: routing.zipf_s: only read when routing.kind = \"zipf\"");
   CHECK_THROWS_WITH(load_workload("no-such-preset"), Catch::Contains("no such workload file or preset"));
+}
+
+TEST_CASE("routing.hot_placement puts the popular slots first, spread over ranks or shuffled", "[workload][routing]") {
+  // 8 ranks x 8 experts; zipf weights fall with the slot, so the order of
+  // weights tells which expert holds which slot.
+  testing::Knobs k;
+  auto weights = [&](const std::string& routing, int moe_layer) {
+    k.routing = "kind = \"zipf\"\nzipf_s = 1.0\n" + routing;
+    return expert_weights(testing::workload(k), moe_layer);
+  };
+  auto hottest = [](const std::vector<double>& w) {
+    return static_cast<int>(std::max_element(w.begin(), w.end()) - w.begin());
+  };
+  // Default (no order): "first", the worst case: slots 0..7 all on rank 0.
+  const std::vector<double> first = weights("", 0);
+  CHECK(first == weights("hot_placement = \"first\"", 0));
+  for (int e = 1; e < 64; ++e) CHECK(first[e] < first[e - 1]);
+  // "spread": slot i on rank i mod 8, so the 8 hottest experts sit on 8 ranks (expert r x 8 holds slot r).
+  const std::vector<double> spread = weights("hot_placement = \"spread\"", 0);
+  for (int r = 0; r < 8; ++r) CHECK(spread[static_cast<std::size_t>(r * 8)] == Approx(first[r]));
+  CHECK(spread[1] == Approx(first[8]));
+  // "random" is order "fixed"'s seeded shuffle (its default placement).
+  const std::vector<double> random = weights("hot_placement = \"random\"", 0);
+  CHECK(random == weights("order = \"fixed\"", 0));
+  CHECK(random != first);
+  CHECK(random == weights("hot_placement = \"random\"", 2));  // the same in every layer without per_layer
+  // order "per_layer" with "first": the hot rank moves on by one rank per layer.
+  for (int m = 0; m < 2; ++m) CHECK(hottest(weights("order = \"per_layer\"\nhot_placement = \"first\"", m)) == m * 8);
+  // order "per_layer" alone keeps its seeded shuffle per layer.
+  CHECK(weights("order = \"per_layer\"", 1) == weights("order = \"per_layer\"\nhot_placement = \"random\"", 1));
+  CHECK(weights("order = \"per_layer\"", 0) != weights("order = \"per_layer\"", 1));
+}
+
+TEST_CASE("routing.hot_placement is only read for zipf and hot routing, and only its three values", "[workload][bad]") {
+  testing::Knobs k;
+  k.routing = "kind = \"uniform\"\nhot_placement = \"spread\"";
+  CHECK_THROWS_WITH(testing::workload(k), Catch::Contains("routing.hot_placement: only read when routing.kind = "
+                                                          "\"zipf\" or \"hot\""));
+  k.routing = "kind = \"zipf\"\nzipf_s = 1.0\nhot_placement = \"middle\"";
+  CHECK_THROWS_WITH(testing::workload(k), Catch::Contains("routing.hot_placement"));
+}
+
+TEST_CASE("precision.gemm_fallback names the dtype GEMMs fall back to, and the DeepSeek-V3 preset falls back to BF16",
+          "[workload]") {
+  const WorkloadSpec v3 = load_workload("deepseek-v3");
+  CHECK(v3.precision.gemm == Dtype::kFp8);
+  REQUIRE(v3.precision.gemm_fallback.has_value());
+  CHECK(*v3.precision.gemm_fallback == Dtype::kBf16);
+  CHECK_FALSE(load_workload("deepseek-v3", {"precision.gemm_fallback=none"}).precision.gemm_fallback.has_value());
+  CHECK(*load_workload("deepseek-v3", {"precision.gemm_fallback=int8"}).precision.gemm_fallback == Dtype::kInt8);
+  CHECK_FALSE(load_workload("tiny-moe").precision.gemm_fallback.has_value());
+  CHECK_THROWS_WITH(load_workload("deepseek-v3", {"precision.gemm_fallback=fp4"}),
+                    Catch::Contains("precision.gemm_fallback"));
 }
