@@ -87,9 +87,9 @@ std::string format_table(const Report& r) {
   out += fmt::format("  {:<16} {:>13} {:>13}\n", "  bound parts", "critical path", "rank streams");
   out += fmt::format("  {:<16} {:>13} {:>13}\n", "", time_text(r.critical_path_bound_s), time_text(r.rank_streams_bound_s));
   const GapParts& g = r.gap;
-  out += fmt::format("gap sim - bound = {}, along the replay's critical path (ends on rank {}; {} tasks, {} of them "
-                     "collectives); the parts sum to the gap\n",
-                     time_text(r.step.sim_s - r.step.bound_s), g.end_rank, g.path_tasks, g.path_collectives);
+  out += fmt::format("gap sim - bound = {} = the sum of these parts, along the replay's critical path ({} tasks, {} "
+                     "collectives, ends on rank {})\n",
+                     time_text(r.step.sim_s - r.step.bound_s), g.path_tasks, g.path_collectives, g.end_rank);
   out += fmt::format("  serialisation            {:>13}  the path's tasks at their bounds ({} compute + {} "
                      "communication) minus the bound\n",
                      time_text(g.serialisation_s()), time_text(g.path_compute_bound_s), time_text(g.path_comm_bound_s));
