@@ -185,4 +185,20 @@ TaskGraph one_dispatch(int ranks, int ranks_per_node, std::vector<std::int32_t> 
   return g;
 }
 
+MoeShape sixteen_ranks(int hot, double hot_share) {
+  MoeShape s;
+  s.ranks = 16;
+  s.ranks_per_node = 4;
+  s.layers = 2;
+  s.attention_flops = 2e11;
+  s.attention_hbm_bytes = 4e8;
+  s.expert_flops_per_token = 2e7;
+  s.expert_hbm_bytes = 2e8;
+  if (hot >= 0) {
+    s.weights.assign(16, (1 - hot_share) / 15);
+    s.weights[hot] = hot_share;
+  }
+  return s;
+}
+
 }  // namespace epsim::sim::testing

@@ -38,6 +38,10 @@ struct MoeShape {
 
 workloads::TaskGraph moe_graph(const MoeShape& shape);
 
+// 16 ranks, 4 per node (four_nodes.xml), two layers of small kernels; rank
+// `hot` (when >= 0) gets `hot_share` of every rank's tokens.
+MoeShape sixteen_ranks(int hot = -1, double hot_share = 0);
+
 // A graph holding one compute task: flops and HBM bytes per rank.
 workloads::TaskGraph one_compute_task(int ranks, int ranks_per_node, workloads::Dtype dtype,
                                       std::vector<double> flops, std::vector<double> hbm_bytes);

@@ -18,25 +18,9 @@ using epsim::sim::testing::in_child;
 using epsim::sim::testing::moe_graph;
 using epsim::sim::testing::MoeShape;
 using epsim::sim::testing::platform_path;
+using epsim::sim::testing::sixteen_ranks;
 
 namespace {
-
-// 16 ranks on four_nodes; rank `hot` gets `hot_share` of every rank's tokens.
-MoeShape sixteen_ranks(int hot = -1, double hot_share = 0) {
-  MoeShape s;
-  s.ranks = 16;
-  s.ranks_per_node = 4;
-  s.layers = 2;
-  s.attention_flops = 2e11;
-  s.attention_hbm_bytes = 4e8;
-  s.expert_flops_per_token = 2e7;
-  s.expert_hbm_bytes = 2e8;
-  if (hot >= 0) {
-    s.weights.assign(16, (1 - hot_share) / 15);
-    s.weights[hot] = hot_share;
-  }
-  return s;
-}
 
 double number(const std::string& text) {
   double v = 0;

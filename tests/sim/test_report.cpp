@@ -27,6 +27,7 @@ using epsim::sim::testing::moe_graph;
 using epsim::sim::testing::MoeShape;
 using epsim::sim::testing::one_compute_task;
 using epsim::sim::testing::platform_path;
+using epsim::sim::testing::sixteen_ranks;
 using workloads::Dtype;
 
 namespace {
@@ -50,20 +51,6 @@ PlatformFacts two_npus(double fp8, double int8) {
     p.links.push_back({n.name + ".hbm", 1e12, 0, true});
   }
   return p;
-}
-
-// 16 ranks on four_nodes; rank `hot` gets `hot_share` of every rank's tokens.
-MoeShape sixteen_ranks(int hot, double hot_share) {
-  MoeShape s;
-  s.ranks = 16;
-  s.ranks_per_node = 4;
-  s.attention_flops = 2e11;
-  s.attention_hbm_bytes = 4e8;
-  s.expert_flops_per_token = 2e7;
-  s.expert_hbm_bytes = 2e8;
-  s.weights.assign(16, (1 - hot_share) / 15);
-  s.weights[hot] = hot_share;
-  return s;
 }
 
 const ReportRow& phase(const Report& r, const std::string& name) {
