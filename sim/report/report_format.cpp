@@ -105,13 +105,16 @@ std::string format_table(const Report& r) {
          "collectives: sum of spans, the same for every participant)\n";
   for (const ReportRow& p : r.phases) out += row_text(p);
   out += "communication\n";
-  out += fmt::format("  busy per rank           {}\n", time_text(r.comm_mean_s));
+  out += fmt::format("  busy per rank           {} mean (time any of its communication streams runs)\n",
+                     time_text(r.comm_mean_s));
   out += fmt::format("  exposed per rank        {} mean, {} max (communication while the rank's compute stream is "
                      "idle)\n",
                      time_text(r.exposed_comm_mean_s), time_text(r.exposed_comm_max_s));
   out += fmt::format("  overlap achieved        {:.1f} % of communication hidden behind compute\n",
                      r.overlap_fraction * 100);
-  out += fmt::format("  waiting for peers       {} per rank\n", time_text(r.peer_wait_mean_s));
+  out += fmt::format("  waiting for peers       {} mean per rank (inside a collective, before its last participant "
+                     "entered)\n",
+                     time_text(r.peer_wait_mean_s));
   out += "straggler\n";
   out += fmt::format("  step:  rank {} computes {} vs mean {} (max/mean x{:.3f})\n", r.straggler_rank,
                      time_text(r.straggler_compute_s), time_text(r.mean_compute_s), r.straggler_ratio);
