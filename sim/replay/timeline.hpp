@@ -23,7 +23,8 @@ struct Interval {
   double end_s = 0;
 };
 
-// Bytes a link carried during one activity (spread evenly over it).
+// Bytes a link carried for one activity over an interval in which the
+// activity's rate was constant (sim/replay/link_progress.hpp).
 struct LinkSpan {
   int link = 0;
   double start_s = 0;

@@ -87,8 +87,8 @@ void write_trace(std::ostream& out, const Timeline& timeline, const PlatformFact
                       pid, tid, us(iv.start_s), us(iv.end_s - iv.start_s), name,
                       t.is_collective() ? "comm" : "compute", t.id, iv.rank));
   }
-  // Counters: piecewise-constant utilisation, each activity's bytes spread
-  // evenly over its duration.
+  // Counters: piecewise-constant utilisation, the sum of the rates of the
+  // spans open at each instant (each span has one constant rate).
   std::vector<int> links = busiest(timeline, platform, false, options.counter_links);
   std::vector<int> hbms = busiest(timeline, platform, true, options.counter_hbms);
   links.insert(links.end(), hbms.begin(), hbms.end());

@@ -14,8 +14,8 @@
 namespace epsim::sim {
 
 struct TraceOptions {
-  int counter_links = 8;  // utilisation counters for this many busiest network links ...
-  int counter_hbms = 4;   // ... and this many busiest HBM links (needs Timeline::link_spans)
+  int counter_links = 8;  // utilisation counters for this many most utilised network links ...
+  int counter_hbms = 4;   // ... and this many most utilised HBM links (needs Timeline::link_spans)
 };
 
 // "L3 attention fwd mb1", "gradient sync": how tasks are named in traces.
