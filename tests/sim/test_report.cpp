@@ -12,11 +12,9 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "sim/platform/flat_platform.hpp"
 #include "sim/report/trace.hpp"
 #include "sim/simulate.hpp"
 #include "sim_test_support.hpp"
-#include "topology/cluster_spec.hpp"
 #include "workloads/task_graph_builder.hpp"
 #include "workloads/workload_loader.hpp"
 
@@ -259,8 +257,7 @@ TEST_CASE("trace counters pick the most utilised links, not the ones with most b
   // many times a NIC's bandwidth, and never bind.
   const workloads::WorkloadSpec w = workloads::load_workload("tiny-moe");
   const workloads::TaskGraph graph = workloads::build_task_graph(w);
-  const topology::ClusterSpec cluster = topology::load_cluster_spec("a2", {"scaleout.nodes_per_leaf=2"});
-  Simulation s = simulate("a2", [&cluster] { build_flat_platform(cluster); }, graph);
+  Simulation s = simulate(PlatformRequest{"a2", {"scaleout.nodes_per_leaf=2"}}, graph);
   TraceOptions options;
   options.counter_links = 3;
   options.counter_hbms = 0;
