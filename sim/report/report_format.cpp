@@ -56,7 +56,7 @@ std::string platform_text(const Report& r) {
   const Scenario& s = r.scenario;
   std::string extra = s.platform_name;
   if (!s.npu_model.empty()) extra += (extra.empty() ? "" : ", ") + s.npu_model;
-  extra += (extra.empty() ? "" : ", ") + fmt::format("{} nodes", r.platform_nodes);
+  extra += (extra.empty() ? "" : ", ") + fmt::format("{} node{}", r.platform_nodes, r.platform_nodes == 1 ? "" : "s");
   return fmt::format("{} ({})", s.platform.empty() ? std::string("?") : s.platform, extra);
 }
 
