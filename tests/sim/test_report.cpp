@@ -86,7 +86,7 @@ std::map<int, LinkLoad> link_loads(const Timeline& t, const PlatformFacts& p) {
 
 TEST_CASE("an NPU without FP8 keeps an FP8 peak of 0 and refuses an fp8 GEMM without a fallback") {
   const PlatformFacts p = two_npus(0, 2e14);
-  Placement placement{{0, 1}};
+  Placement placement{{0, 1}, 2};
   auto graph = one_compute_task(2, 2, Dtype::kFp8, {1e12, 1e12}, {0, 0});
   CHECK(peak_flops_per_s(p.npus[0], Dtype::kFp8) == 0);
   CHECK(peak_flops_per_s(p.npus[0], Dtype::kInt8) == 2e14);
@@ -97,20 +97,20 @@ TEST_CASE("an NPU without FP8 keeps an FP8 peak of 0 and refuses an fp8 GEMM wit
   // An int8 GEMM runs at the int8 peak, never at an fp8 one.
   auto int8 = one_compute_task(2, 2, Dtype::kInt8, {1e12, 1e12}, {0, 0});
   CHECK(check_compute_dtypes(p, placement, int8, std::nullopt, "a2.xml").empty());
-  ReplayOptions options = resolve({}, 2);
+  ReplayOptions options = resolve({}, p, placement);
   CHECK(step_bounds(p, placement, int8, options).step_s == Approx(1e12 / 2e14).epsilon(1e-12));
 }
 
 TEST_CASE("with precision.gemm_fallback an fp8 GEMM is bounded at the fallback's peak and the substitution is listed") {
   const PlatformFacts p = two_npus(0, 2e14);
-  Placement placement{{0, 1}};
+  Placement placement{{0, 1}, 2};
   auto graph = one_compute_task(2, 2, Dtype::kFp8, {1e12, 3e12}, {0, 0});
   std::vector<DtypeFallback> f = check_compute_dtypes(p, placement, graph, Dtype::kBf16, "a2.xml");
   REQUIRE(f.size() == 1);
   CHECK(f[0].wanted == Dtype::kFp8);
   CHECK(f[0].used == Dtype::kBf16);
   CHECK(f[0].host == "node0.npu0");
-  ReplayOptions options = resolve({}, 2);
+  ReplayOptions options = resolve({}, p, placement);
   options.compute_fallback = Dtype::kBf16;
   CHECK(step_bounds(p, placement, graph, options).step_s == Approx(3e12 / 1e14).epsilon(1e-12));
   // A fallback the NPU lacks too is refused, naming the fallback key.
@@ -137,22 +137,24 @@ TEST_CASE("the replay refuses an fp8 GEMM on an NPU without FP8 when no fallback
   CHECK_THROWS_AS(simulate(platform_path("two_nodes_int8"), graph), InputError);
 }
 
-TEST_CASE("the gap's parts sum to sim - bound exactly, under both schedules and every granularity") {
+TEST_CASE("the gap's parts sum to sim - bound exactly, under both schedules and every algorithm and fidelity") {
   MoeShape shape = sixteen_ranks(3, 0.3);
   shape.grad_all_reduce = true;
   const workloads::TaskGraph graph = moe_graph(shape);
   for (Schedule schedule : {Schedule::kSerial, Schedule::kOverlap}) {
-    for (Granularity g : {Granularity::kPerFlow, Granularity::kAggregated, Granularity::kHierarchical}) {
+    for (AlltoallAlgorithm a : {AlltoallAlgorithm::kDirect, AlltoallAlgorithm::kHierarchical})
+    for (Fidelity f : {Fidelity::kPerFlow, Fidelity::kAggregated}) {
       const std::string out = in_child([&] {
         ReplayOptions options;
         options.schedule = schedule;
-        options.granularity = g;
+        options.algorithm = a;
+        options.fidelity = f;
         Simulation s = simulate(platform_path("four_nodes"), graph, options);
         const GapParts& p = s.report.gap;
         return fmt::format("{:.17g} {:.17g} {:.17g} {:.17g} {:.17g} {}", s.timeline.step_s - s.bounds.step_s,
                            p.total_s(), p.comm_excess_s, p.idle_s, s.timeline.step_s, p.path_tasks);
       });
-      INFO(to_string(schedule) << " " << to_string(g) << ": " << out);
+      INFO(to_string(schedule) << " " << to_string(a) << " " << to_string(f) << ": " << out);
       double gap = 0, total = 0, contention = 0, idle = 0, step = 0;
       int tasks = 0;
       REQUIRE(std::sscanf(out.c_str(), "%lf %lf %lf %lf %lf %d", &gap, &total, &contention, &idle, &step, &tasks) == 6);
@@ -219,7 +221,8 @@ TEST_CASE("link counters never exceed 100 % and keep every byte (per-flow rounds
   const workloads::WorkloadSpec w = workloads::load_workload("tiny-moe");
   const workloads::TaskGraph graph = workloads::build_task_graph(w);
   ReplayOptions options;
-  options.granularity = Granularity::kPerFlow;
+  options.algorithm = AlltoallAlgorithm::kDirect;
+  options.fidelity = Fidelity::kPerFlow;
   Simulation s = simulate(platform_path("four_nodes"), graph, options);
   const std::map<int, LinkLoad> loads = link_loads(s.timeline, s.platform);
   REQUIRE(!loads.empty());
