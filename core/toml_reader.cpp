@@ -102,7 +102,24 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
       best = c;
     }
   }
-  return best;
+  if (!best.empty() || word.empty()) return best;
+  // A shortened name ("s" for "zipf_s", "share" for "hot_share"): the one
+  // candidate that has `word` as a whole '_'-separated part.
+  std::string only;
+  for (const std::string& c : candidates) {
+    std::string_view rest = c;
+    bool part = false;
+    while (!part) {
+      std::size_t cut = rest.find('_');
+      part = rest.substr(0, cut) == word;
+      if (cut == std::string_view::npos) break;
+      rest.remove_prefix(cut + 1);
+    }
+    if (!part) continue;
+    if (!only.empty()) return "";
+    only = c;
+  }
+  return only;
 }
 
 TableReader::TableReader(const toml::table& table, std::string path)

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/overrides.hpp"
+#include "core/presets.hpp"
 #include "core/toml_reader.hpp"
 #include "workloads/expert_weights.hpp"
 #include "workloads/routing_trace.hpp"
@@ -155,8 +156,6 @@ RoutingSpec read_routing(std::optional<TableReader> t, const ModelSpec& model, c
   return r;
 }
 
-std::string preset_dir() { return EPSIM_WORKLOAD_PRESET_DIR; }
-
 }  // namespace
 
 WorkloadSpec read_workload(const toml::table& root, const std::string& source, const std::string& base_dir) {
@@ -197,22 +196,14 @@ WorkloadSpec read_workload(const toml::table& root, const std::string& source, c
 }
 
 WorkloadSpec load_workload(const std::string& file_or_preset, const std::vector<std::string>& overrides) {
-  std::string path = file_or_preset;
-  if (!fs::exists(path)) {
-    const std::string preset = preset_dir() + "/" + file_or_preset + ".toml";
-    if (file_or_preset.find('/') != std::string::npos || !fs::exists(preset)) {
-      throw InputError(SourceLocation{file_or_preset}, "",
-                       fmt::format("no such workload file or preset (presets: {})", fmt::join(workload_presets(), ", ")));
-    }
-    path = preset;
-  }
+  const std::string path = resolve_preset_file(PresetKind::kWorkload, file_or_preset);
   toml::table root = load_toml_file(path);
   apply_overrides(root, overrides);
   return read_workload(root, path, fs::path(path).parent_path().string());
 }
 
 std::vector<std::string> workload_presets() {
-  return toml_stems_in(preset_dir());
+  return preset_names(PresetKind::kWorkload);
 }
 
 }  // namespace epsim::workloads
