@@ -90,7 +90,7 @@ std::string resolve_preset_file(PresetKind kind, const std::string& file_or_pres
   std::vector<std::string> names = preset_names(kind);
   std::string hint = closest_match(file_or_preset, names);
   throw InputError(SourceLocation{file_or_preset}, "",
-                   fmt::format("no such {} file or preset{}; presets in {}: {}", kind_name(kind),
+                   fmt::format("no such {} file or preset{}, the presets in {} are {}", kind_name(kind),
                                hint.empty() ? "" : " (did you mean \"" + hint + "\"?)", display_path(dir),
                                fmt::join(names, ", ")));
 }
