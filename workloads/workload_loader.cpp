@@ -128,9 +128,15 @@ RoutingSpec read_routing(std::optional<TableReader> t, const ModelSpec& model, c
            : kind == "hot" ? RoutingKind::kHot
            : kind == "trace" ? RoutingKind::kTrace
                              : RoutingKind::kUniform;
-  // Keys of other kinds are errors, not silently ignored.
+  // Keys of other kinds are errors, not silently ignored; except that a kind
+  // given by --set replaces the file's routing, so the file's keys of its
+  // previous kind no longer apply (`--set routing.kind=hot` on a zipf preset).
+  const toml::node* kind_node = t->node("kind");
+  const bool kind_overridden = kind_node && is_override(*kind_node);
   auto only_for = [&](std::string_view key, const char* owner) {
-    if (kind != owner && t->has(key)) t->fail(key, fmt::format("only read when routing.kind = \"{}\"", owner));
+    if (kind == owner || !t->has(key)) return;
+    if (kind_overridden && !is_override(*t->node(key))) return;
+    t->fail(key, fmt::format("only read when routing.kind = \"{}\"", owner));
   };
   only_for("zipf_s", "zipf");
   only_for("hot_share", "hot");
