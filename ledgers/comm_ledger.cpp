@@ -42,18 +42,13 @@ void validate(const CommLedgerOptions& o) {
 }
 }  // namespace
 
-double expected_distinct_ranks(std::int64_t ranks, std::int64_t topk) {
-  double r = static_cast<double>(ranks);
-  return r * (1.0 - std::pow(1.0 - 1.0 / r, static_cast<double>(topk)));
-}
-
 TokenPayload token_payload(const CommLedgerOptions& o) {
   TokenPayload p;
   bool fp8 = !o.bf16_dispatch;
   p.hidden_bytes = fp8 ? o.hidden : o.hidden * 2;
-  p.scale_bytes = fp8 ? (o.hidden + 127) / 128 * 4 : 0;
-  p.index_bytes = o.topk * 8;
-  p.weight_bytes = o.topk * 4;
+  p.scale_bytes = fp8 ? fp8_scale_bytes(o.hidden) : 0;
+  p.index_bytes = o.topk * kRoutingIndexBytes;
+  p.weight_bytes = o.topk * kRoutingWeightBytes;
   p.hidden_bytes_bf16 = o.hidden * 2;
   p.dispatch_bytes = p.hidden_bytes + p.scale_bytes + p.index_bytes + p.weight_bytes;
   p.combine_bytes = p.hidden_bytes_bf16 + p.weight_bytes;

@@ -113,7 +113,7 @@ PrecisionSpec read_precision(std::optional<TableReader> t) {
   p.combine = to_dtype(t->choice_or("combine", "bf16", {"bf16", "fp8"}));
   p.gemm = to_dtype(t->choice_or("gemm", "bf16", {"bf16", "fp8"}));
   p.gradient = to_dtype(t->choice_or("gradient", "bf16", {"bf16", "fp32"}));
-  p.scale_block = static_cast<int>(t->integer_or("scale_block", 128, 1, 1 << 16));
+  p.scale_block = static_cast<int>(t->integer_or("scale_block", kFp8ScaleBlock, 1, 1 << 16));
   p.expert_alignment = static_cast<int>(t->integer_or("expert_alignment", 128, 1, 1 << 16));
   p.routing_metadata = t->boolean_or("routing_metadata", false);
   t->finish();

@@ -12,21 +12,6 @@ namespace epsim::sim {
 
 using workloads::TaskKind;
 
-const char* kind_label(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::kAttention: return "attention";
-    case TaskKind::kGate: return "gate";
-    case TaskKind::kDenseFfn: return "dense FFN";
-    case TaskKind::kSharedExpert: return "shared expert";
-    case TaskKind::kExpertGemm: return "expert GEMM";
-    case TaskKind::kDispatch: return "dispatch";
-    case TaskKind::kCombine: return "combine";
-    case TaskKind::kGradAllReduce: return "gradient sync";
-    case TaskKind::kOptimizer: return "optimizer";
-  }
-  return "?";
-}
-
 namespace {
 
 using Spans = std::vector<std::pair<double, double>>;
@@ -109,7 +94,7 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
     if (!kind_present[k]) continue;
     const auto kind = static_cast<TaskKind>(k);
     ReportRow row;
-    row.name = kind_label(kind);
+    row.name = workloads::task_kind_label(kind);
     row.sim_s = kind_sim[k];
     const bool collective = kind == TaskKind::kDispatch || kind == TaskKind::kCombine || kind == TaskKind::kGradAllReduce;
     if (collective) {
