@@ -16,6 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr const char* kDataDirHint = "set EPSIM_DATA_DIR to a folder holding platforms/ and workloads/presets/";
+
 const char* kind_name(PresetKind kind) { return kind == PresetKind::kPlatform ? "platform" : "workload"; }
 
 const char* kind_subdir(PresetKind kind) {
@@ -49,17 +51,14 @@ bool is_inside(const fs::path& path, const fs::path& dir) {
 
 std::string data_dir() {
   if (const char* dir = std::getenv("EPSIM_DATA_DIR")) return dir;
-  std::optional<fs::path> exe = executable_path();
-  if (exe) {
-    fs::path installed = exe->parent_path().parent_path() / "share" / "epsim";
-    if (fs::is_directory(installed)) return installed.lexically_normal().string();
-    if (is_inside(*exe, EPSIM_BUILD_TREE)) return EPSIM_SOURCE_TREE;
-  }
-  std::string searched = exe ? (exe->parent_path().parent_path() / "share" / "epsim").string() : "(unknown executable path)";
+  const std::optional<fs::path> exe = executable_path();
+  const fs::path installed =
+      exe ? (exe->parent_path().parent_path() / "share" / "epsim").lexically_normal() : "<executable>/../share/epsim";
+  if (exe && fs::is_directory(installed)) return installed.string();
+  if (exe && is_inside(*exe, EPSIM_BUILD_TREE)) return EPSIM_SOURCE_TREE;
   throw InputError(SourceLocation{}, "",
-                   fmt::format("no data folder with presets: EPSIM_DATA_DIR is not set and {} does not exist "
-                               "(set EPSIM_DATA_DIR to a folder holding platforms/ and workloads/presets/)",
-                               searched));
+                   fmt::format("no data folder with presets: EPSIM_DATA_DIR is not set and {} does not exist ({})",
+                               installed.string(), kDataDirHint));
 }
 
 std::string preset_dir(PresetKind kind) { return (fs::path(data_dir()) / kind_subdir(kind)).string(); }
@@ -70,9 +69,7 @@ std::vector<std::string> preset_names(PresetKind kind) {
   if (names.empty()) {
     throw InputError(SourceLocation{}, "",
                      fmt::format("no {} presets (*.toml) in {}{}", kind_name(kind), display_path(dir),
-                                 std::getenv("EPSIM_DATA_DIR") ? " (EPSIM_DATA_DIR)"
-                                                               : "; set EPSIM_DATA_DIR to a folder holding "
-                                                                 "platforms/ and workloads/presets/"));
+                                 std::getenv("EPSIM_DATA_DIR") ? " (EPSIM_DATA_DIR)" : std::string("; ") + kDataDirHint));
   }
   return names;
 }
