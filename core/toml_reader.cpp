@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "core/overrides.hpp"
+
 namespace epsim {
 
 namespace {
@@ -57,7 +59,7 @@ SourceLocation location_of(const toml::node& node) {
   SourceLocation where;
   if (region.path) where.file = *region.path;
   // Values given with --set have no meaningful line:column.
-  if (where.file.rfind("--set", 0) != 0) {
+  if (!is_override(node)) {
     where.line = static_cast<int>(region.begin.line);
     where.column = static_cast<int>(region.begin.column);
   }
