@@ -15,8 +15,9 @@ land there), with EPSIM_DATA_DIR pointing at the copy and
 `build/tools/epsim` and `epsim` being the binary under test. Placeholders in
 the docs are real files of the copy: my.xml and my_cluster.xml (a four-node
 test platform), my.toml (the tiny-moe preset), SPEC.toml (this folder's
-two-point spec) and TRACE.json (a trace written before the docs run); AXIS
-stands for that spec's axis, `seed`. What cannot run here, honestly treated:
+two-point spec), TRACE.json (a 4-layer DeepSeek-V3 trace at EP64 on A2,
+written before the docs run) and DIR (an empty folder); AXIS stands for that
+spec's axis, `seed`. What cannot run here, honestly treated:
   - bash tools/run_tests.sh is this suite: skipped.
   - bash tools/run_default.sh builds first: its final `epsim run` line runs.
   - sbatch (no Slurm here): skipped; the script it submits is still written.
@@ -119,7 +120,9 @@ def prepare(copy, epsim, root):
         text = text.replace("\n[base]\n", f'\n[base]\nset = ["{SHRINK_SET}"]   # docs test: fewer layers\n', 1)
         open(spec, "w", encoding="utf-8").write(text)
     env = dict(os.environ, EPSIM_DATA_DIR=copy, PATH=bin_dir + os.pathsep + os.environ["PATH"])
-    trace = subprocess.run([epsim, "run", "--platform", "my.xml", "--workload", "tiny-moe", "--trace", "TRACE.json"],
+    os.makedirs(os.path.join(copy, "DIR"))
+    trace = subprocess.run([epsim, "run", "--platform", "a2", "--workload", "deepseek-v3", "--ep", "64",
+                            "--set", "node.count=8", "--set", "model.layers=4", "--trace", "TRACE.json"],
                            cwd=copy, env=env, capture_output=True, text=True)
     if trace.returncode != 0:
         sys.exit(f"FAIL: writing TRACE.json: {trace.stderr}")
