@@ -25,6 +25,10 @@ InputError::InputError(SourceLocation where, std::string key, std::string proble
       key_(std::move(key)),
       problem_(std::move(problem)) {}
 
+InputError parameter_error(const std::string& key, const std::string& problem) {
+  return InputError(SourceLocation{}, key, problem);
+}
+
 InputError option_error(const std::string& option, const std::string& problem) {
   return InputError(SourceLocation{}, option, problem);
 }

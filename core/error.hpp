@@ -32,8 +32,24 @@ class InputError : public std::runtime_error {
   std::string problem_;
 };
 
-// An error in a command-line option: "error: --topk: must be <= --experts (256), got 300".
+// An error in a named parameter that came with no file, e.g. a field of an
+// options struct: "error: topk: must be <= experts (256), got 300". Library
+// code names the parameter by its key; tools/ map keys to the options that
+// set them.
+InputError parameter_error(const std::string& key, const std::string& problem);
+
+// An error in a command-line option, for tools/ only (library code never
+// names options): "error: --topk: must be <= experts (256), got 300".
 InputError option_error(const std::string& option, const std::string& problem);
+
+// A broken internal contract: a bug in epsim, not something the user can fix
+// (e.g. a task graph from our own builder that violates the replay's
+// preconditions). tools/ mains report it as "epsim: internal error: ..." with
+// exit code 1.
+class InternalError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
 
 // The exit code tools use for bad input.
 inline constexpr int kExitBadInput = 2;

@@ -19,10 +19,13 @@ std::vector<std::string> split_key(std::string_view key) {
   return parts;
 }
 
+// Every value an override parses carries a source path starting with this.
+constexpr std::string_view kOverridePrefix = "--set ";
+
 }  // namespace
 
 void apply_override(toml::table& root, std::string_view assignment) {
-  const std::string source = "--set " + std::string(assignment);
+  const std::string source = std::string(kOverridePrefix) + std::string(assignment);
   std::size_t eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0) {
     throw InputError(SourceLocation{source}, "", "expected key=value, e.g. --set node.npus=16");
@@ -67,6 +70,11 @@ void apply_override(toml::table& root, std::string_view assignment) {
     table = next->as_table();
   }
   table->insert_or_assign(parts.back(), std::move(*parsed.get("v")));
+}
+
+bool is_override(const toml::node& node) {
+  const auto& path = node.source().path;
+  return path && std::string_view(*path).substr(0, kOverridePrefix.size()) == kOverridePrefix;
 }
 
 void apply_overrides(toml::table& root, const std::vector<std::string>& assignments) {

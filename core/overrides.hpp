@@ -21,4 +21,7 @@ void apply_override(toml::table& root, std::string_view assignment);
 
 void apply_overrides(toml::table& root, const std::vector<std::string>& assignments);
 
+// Whether `node` was set by apply_override (rather than read from a file).
+bool is_override(const toml::node& node);
+
 }  // namespace epsim

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "core/overrides.hpp"
+
 namespace epsim {
 
 namespace {
@@ -57,7 +59,7 @@ SourceLocation location_of(const toml::node& node) {
   SourceLocation where;
   if (region.path) where.file = *region.path;
   // Values given with --set have no meaningful line:column.
-  if (where.file.rfind("--set", 0) != 0) {
+  if (!is_override(node)) {
     where.line = static_cast<int>(region.begin.line);
     where.column = static_cast<int>(region.begin.column);
   }
@@ -102,7 +104,24 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
       best = c;
     }
   }
-  return best;
+  if (!best.empty() || word.empty()) return best;
+  // A shortened name ("s" for "zipf_s", "share" for "hot_share"): the one
+  // candidate that has `word` as a whole '_'-separated part.
+  std::string only;
+  for (const std::string& c : candidates) {
+    std::string_view rest = c;
+    bool part = false;
+    while (!part) {
+      std::size_t cut = rest.find('_');
+      part = rest.substr(0, cut) == word;
+      if (cut == std::string_view::npos) break;
+      rest.remove_prefix(cut + 1);
+    }
+    if (!part) continue;
+    if (!only.empty()) return "";
+    only = c;
+  }
+  return only;
 }
 
 TableReader::TableReader(const toml::table& table, std::string path)

@@ -86,7 +86,9 @@ class TableReader {
   std::set<std::string, std::less<>> known_;
 };
 
-// The closest of `candidates` to `word` by edit distance, or "" when none is close.
+// The closest of `candidates` to `word` by edit distance; failing that, the
+// one candidate with `word` as a whole '_'-separated part ("s" -> "zipf_s");
+// "" when none is close.
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace epsim

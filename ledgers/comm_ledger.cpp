@@ -14,17 +14,17 @@ namespace epsim::ledgers {
 
 namespace {
 void validate(const CommLedgerOptions& o) {
-  require_positive(o.hidden, "--hidden");
-  require_positive(o.topk, "--topk");
-  require_positive(o.experts, "--experts");
-  require_positive(o.tokens, "--tokens");
-  require_positive(o.layers, "--layers");
+  require_positive(o.hidden, "hidden");
+  require_positive(o.topk, "topk");
+  require_positive(o.experts, "experts");
+  require_positive(o.tokens, "tokens");
+  require_positive(o.layers, "layers");
   if (o.topk > o.experts) {
-    throw option_error("--topk", fmt::format("must be <= --experts ({}), got {}", o.experts, o.topk));
+    throw parameter_error("topk", fmt::format("must be <= experts ({}), got {}", o.experts, o.topk));
   }
   for (std::int64_t ep : kCommLedgerEpSizes) {
     if (o.experts % ep != 0) {
-      throw option_error("--experts", fmt::format("must be divisible by every EP size of the table "
+      throw parameter_error("experts", fmt::format("must be divisible by every EP size of the table "
                                                   "(8..128), got {} (not divisible by {})",
                                                   o.experts, ep));
     }
@@ -32,28 +32,23 @@ void validate(const CommLedgerOptions& o) {
   // The largest count the ledger forms: T x R x payload x layers x rows, with
   // payload <= hidden x 2 + ceil(hidden/128) x 4 + topk x 12 < 3 hidden + 12 topk.
   std::optional<std::int64_t> payload_bound =
-      checked_add(checked_product({o.hidden, 3}, "--hidden", "per-token payload"),
-                  checked_product({o.topk, 12}, "--topk", "per-token payload"));
+      checked_add(checked_product({o.hidden, 3}, "hidden", "per-token payload"),
+                  checked_product({o.topk, 12}, "topk", "per-token payload"));
   if (!payload_bound) {
-    throw option_error("--hidden", "too large: the per-token payload would overflow a 64-bit count");
+    throw parameter_error("hidden", "too large: the per-token payload would overflow a 64-bit count");
   }
-  checked_product({o.tokens, 128, *payload_bound, 5}, "--tokens", "per-rank bytes");
-  checked_product({o.tokens, 128, *payload_bound, 5, o.layers}, "--layers", "aggregated bytes");
+  checked_product({o.tokens, 128, *payload_bound, 5}, "tokens", "per-rank bytes");
+  checked_product({o.tokens, 128, *payload_bound, 5, o.layers}, "layers", "aggregated bytes");
 }
 }  // namespace
-
-double expected_distinct_ranks(std::int64_t ranks, std::int64_t topk) {
-  double r = static_cast<double>(ranks);
-  return r * (1.0 - std::pow(1.0 - 1.0 / r, static_cast<double>(topk)));
-}
 
 TokenPayload token_payload(const CommLedgerOptions& o) {
   TokenPayload p;
   bool fp8 = !o.bf16_dispatch;
   p.hidden_bytes = fp8 ? o.hidden : o.hidden * 2;
-  p.scale_bytes = fp8 ? (o.hidden + 127) / 128 * 4 : 0;
-  p.index_bytes = o.topk * 8;
-  p.weight_bytes = o.topk * 4;
+  p.scale_bytes = fp8 ? fp8_scale_bytes(o.hidden) : 0;
+  p.index_bytes = o.topk * kRoutingIndexBytes;
+  p.weight_bytes = o.topk * kRoutingWeightBytes;
   p.hidden_bytes_bf16 = o.hidden * 2;
   p.dispatch_bytes = p.hidden_bytes + p.scale_bytes + p.index_bytes + p.weight_bytes;
   p.combine_bytes = p.hidden_bytes_bf16 + p.weight_bytes;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/moe_formulas.hpp"
+
 namespace epsim::ledgers {
 
 // The seed's command-line options, with its defaults.
@@ -51,8 +53,8 @@ struct CommLedger {
 inline constexpr std::int64_t kCommLedgerEpSizes[] = {8, 16, 32, 64, 128};
 
 // Expected number of distinct ranks a token's top-k experts land on, under
-// uniform routing over `ranks` ranks: R(1-(1-1/R)^k).
-double expected_distinct_ranks(std::int64_t ranks, std::int64_t topk);
+// uniform routing over `ranks` ranks: R(1-(1-1/R)^k) (core/moe_formulas.hpp).
+using epsim::expected_distinct_ranks;
 
 // Per-token payload as DeepEP-Ascend's test counts it.
 TokenPayload token_payload(const CommLedgerOptions& options);

@@ -7,14 +7,14 @@ namespace epsim::ledgers {
 
 EpComm ep_comm(const EpCommOptions& options) {
   const EpCommOptions& o = options;
-  require_positive(o.tokens, "--tokens");
-  require_positive(o.top_k, "--top-k");
-  require_positive(o.d_model, "--d-model");
-  require_positive(o.bytes, "--bytes");
+  require_positive(o.tokens, "tokens");
+  require_positive(o.top_k, "top_k");
+  require_positive(o.d_model, "d_model");
+  require_positive(o.bytes, "bytes");
   EpComm c;
   c.options = o;
-  c.per_token_bytes = checked_product({o.top_k, o.d_model, o.bytes}, "--top-k", "per-token bytes");
-  c.dispatch_bytes = checked_product({o.tokens, c.per_token_bytes, 2}, "--tokens", "dispatch + combine bytes") / 2;
+  c.per_token_bytes = checked_product({o.top_k, o.d_model, o.bytes}, "top_k", "per-token bytes");
+  c.dispatch_bytes = checked_product({o.tokens, c.per_token_bytes, 2}, "tokens", "dispatch + combine bytes") / 2;
   c.combine_bytes = c.dispatch_bytes;
   c.total_bytes = c.dispatch_bytes + c.combine_bytes;
   c.activation_bytes = o.tokens * o.d_model * o.bytes;

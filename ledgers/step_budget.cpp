@@ -12,30 +12,30 @@ namespace epsim::ledgers {
 
 namespace {
 void validate(const StepBudgetOptions& o) {
-  require_positive(o.seq_len, "--seq-len");
-  require_positive(o.layers, "--layers");
-  require_positive(o.hidden, "--hidden");
-  require_positive(o.ffn, "--ffn");
-  require_positive(o.params, "--params");
-  require_positive(o.world, "--world");
-  require_positive(o.peak_tflops, "--peak-tflops");
-  require_positive(o.bandwidth_gbps, "--bandwidth-gbps");
-  require_positive(o.head_dim, "--head-dim");
-  require_positive(o.kv_heads, "--kv-heads");
+  require_positive(o.seq_len, "seq_len");
+  require_positive(o.layers, "layers");
+  require_positive(o.hidden, "hidden");
+  require_positive(o.ffn, "ffn");
+  require_positive(o.params, "params");
+  require_positive(o.world, "world");
+  require_positive(o.peak_tflops, "peak_tflops");
+  require_positive(o.bandwidth_gbps, "bandwidth_gbps");
+  require_positive(o.head_dim, "head_dim");
+  require_positive(o.kv_heads, "kv_heads");
   // The largest integer counts: the attention score FLOPs 4 s^2 d L and the
   // weights L (2d^2 + 2 d kv + 3 d ffn), doubled for the backward pass.
-  std::int64_t kv = checked_product({o.kv_heads, o.head_dim}, "--kv-heads", "KV width");
-  checked_product({4, o.layers, o.seq_len, kv}, "--kv-heads", "KV cache bytes");
-  checked_product({7, o.hidden, kv, o.layers}, "--kv-heads", "model weights");
-  checked_product({8, o.seq_len, o.seq_len, o.hidden, o.layers}, "--seq-len", "attention FLOPs");
+  std::int64_t kv = checked_product({o.kv_heads, o.head_dim}, "kv_heads", "KV width");
+  checked_product({4, o.layers, o.seq_len, kv}, "kv_heads", "KV cache bytes");
+  checked_product({7, o.hidden, kv, o.layers}, "kv_heads", "model weights");
+  checked_product({8, o.seq_len, o.seq_len, o.hidden, o.layers}, "seq_len", "attention FLOPs");
   std::int64_t per_layer = checked_product({3, o.hidden, std::max({o.hidden, kv, o.ffn})},
-                                           "--hidden", "layer weights");
-  std::int64_t weights = checked_product({7, per_layer, o.layers}, "--layers", "model weights");
-  checked_product({4, o.seq_len, weights}, "--seq-len", "GEMM FLOPs");
+                                           "hidden", "layer weights");
+  std::int64_t weights = checked_product({7, per_layer, o.layers}, "layers", "model weights");
+  checked_product({4, o.seq_len, weights}, "seq_len", "GEMM FLOPs");
   std::optional<std::int64_t> width = checked_add(o.hidden, o.ffn);
-  if (!width) throw option_error("--ffn", "too large: the activation bytes would overflow a 64-bit count");
-  checked_product({12, o.seq_len, o.layers, *width}, "--seq-len", "activation bytes");
-  checked_real(o.params * kAdamWBytesPerParam * 2.0, "--params", "optimizer bytes");
+  if (!width) throw parameter_error("ffn", "too large: the activation bytes would overflow a 64-bit count");
+  checked_product({12, o.seq_len, o.layers, *width}, "seq_len", "activation bytes");
+  checked_real(o.params * kAdamWBytesPerParam * 2.0, "params", "optimizer bytes");
 }
 
 Phase make_phase(const std::string& name, double flops, double bytes, const StepBudgetOptions& o) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/moe_formulas.hpp"
+
 namespace epsim::ledgers {
 
 // The seed's command-line options. Defaults reproduce its printed table:
@@ -49,8 +51,9 @@ struct StepBudget {
 inline constexpr double kBytesPerElement = 2.0;        // BF16 weights, activations, gradients
 inline constexpr double kSoftmaxFlopsPerScore = 5.0;   // max, subtract, exp, sum, divide
 inline constexpr double kActivationTensors = 3.0;      // residual-stream and MLP-sized tensors touched per layer
-inline constexpr double kAdamWFlopsPerParam = 15.0;
-inline constexpr double kAdamWBytesPerParam = 26.0;    // read grad(2)+param/m/v(12), write param/m/v(12)
+// AdamW (core/moe_formulas.hpp): kAdamWFlopsPerParam = 15; bytes: read the
+// BF16 gradient (2), read and write FP32 param/m/v (24).
+inline constexpr double kAdamWBytesPerParam = kBytesPerElement + kAdamWStateBytesPerParam;
 
 // The ledger. Throws InputError naming the option for non-positive or
 // non-finite values and counts that would overflow 64 bits.

@@ -14,38 +14,38 @@ namespace epsim::ledgers {
 
 namespace {
 void validate(const TrainStepOptions& o) {
-  require_positive(o.tokens, "--tokens");
-  require_positive(o.hidden, "--hidden");
-  require_positive(o.topk, "--topk");
-  require_positive(o.experts, "--experts");
-  require_positive(o.ffn, "--ffn");
-  require_positive(o.dispatch_bytes, "--dispatch-bytes");
-  require_positive(o.combine_bytes, "--combine-bytes");
-  require_positive(o.expert_align, "--expert-align");
+  require_positive(o.tokens, "tokens");
+  require_positive(o.hidden, "hidden");
+  require_positive(o.topk, "topk");
+  require_positive(o.experts, "experts");
+  require_positive(o.ffn, "ffn");
+  require_positive(o.dispatch_bytes, "dispatch_bytes");
+  require_positive(o.combine_bytes, "combine_bytes");
+  require_positive(o.expert_align, "expert_align");
   if (o.topk > o.experts) {
-    throw option_error("--topk", fmt::format("must be <= --experts ({}), got {}", o.experts, o.topk));
+    throw parameter_error("topk", fmt::format("must be <= experts ({}), got {}", o.experts, o.topk));
   }
   for (std::int64_t ep : kDedupEpSizes) {
     if (o.experts % ep != 0) {
-      throw option_error("--experts", fmt::format("must be divisible by every EP size of the table "
+      throw parameter_error("experts", fmt::format("must be divisible by every EP size of the table "
                                                   "(8..128), got {} (not divisible by {})",
                                                   o.experts, ep));
     }
   }
   // Largest counts: T x k x d x max(bytes) (per-rank bytes, since distinct <= k),
   // 6 x T x k x ffn x d (GEMM FLOPs) and 3 x d x ffn x bytes (weights).
-  std::int64_t rows = checked_product({o.tokens, o.topk}, "--tokens", "GEMM rows T x k");
+  std::int64_t rows = checked_product({o.tokens, o.topk}, "tokens", "GEMM rows T x k");
   std::int64_t bytes = std::max(o.dispatch_bytes, o.combine_bytes);
-  checked_product({rows, o.hidden, bytes}, "--tokens", "per-rank bytes");
-  std::int64_t activations = checked_product({rows, o.hidden, 2, o.dispatch_bytes}, "--tokens", "GEMM bytes");
-  checked_product({6, rows, o.ffn, o.hidden}, "--ffn", "GEMM FLOPs");
-  std::int64_t weights = checked_product({3, o.hidden, o.ffn, o.dispatch_bytes}, "--ffn", "expert weight bytes");
+  checked_product({rows, o.hidden, bytes}, "tokens", "per-rank bytes");
+  std::int64_t activations = checked_product({rows, o.hidden, 2, o.dispatch_bytes}, "tokens", "GEMM bytes");
+  checked_product({6, rows, o.ffn, o.hidden}, "ffn", "GEMM FLOPs");
+  std::int64_t weights = checked_product({3, o.hidden, o.ffn, o.dispatch_bytes}, "ffn", "expert weight bytes");
   if (!checked_add(activations, weights)) {
-    throw option_error("--tokens", "too large: the GEMM bytes would overflow a 64-bit count");
+    throw parameter_error("tokens", "too large: the GEMM bytes would overflow a 64-bit count");
   }
-  std::int64_t combine = checked_product({o.topk, o.hidden, o.combine_bytes}, "--combine-bytes", "combine payload");
-  if (!checked_add(combine, checked_product({o.topk, 4}, "--topk", "combine payload"))) {
-    throw option_error("--combine-bytes", "too large: the combine payload would overflow a 64-bit count");
+  std::int64_t combine = checked_product({o.topk, o.hidden, o.combine_bytes}, "combine_bytes", "combine payload");
+  if (!checked_add(combine, checked_product({o.topk, 4}, "topk", "combine payload"))) {
+    throw parameter_error("combine_bytes", "too large: the combine payload would overflow a 64-bit count");
   }
 }
 

@@ -1,9 +1,11 @@
 // `epsim bounds`: the seeds' ledgers. Without a subcommand it prints all four
 // at their defaults; `epsim bounds train-step|comm|step-budget|ep-comm
 // [options] [--json]` prints one with the seed's options.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
+#include "core/error.hpp"
 #include "ledgers/report.hpp"
 #include "tools/command.hpp"
 
@@ -113,6 +115,19 @@ int run(const BoundsState& s) {
   }
   return 0;
 }
+
+// The ledgers name a bad field by its key ("dispatch_bytes"); each key's
+// option is the key with dashes ("--dispatch-bytes").
+int run_naming_options(const BoundsState& s) {
+  try {
+    return run(s);
+  } catch (const InputError& e) {
+    if (!e.where().file.empty() || e.key().empty()) throw;
+    std::string option = "--" + e.key();
+    std::replace(option.begin(), option.end(), '_', '-');
+    throw option_error(option, e.problem());
+  }
+}
 }  // namespace
 
 Command add_bounds_command(CLI::App& epsim) {
@@ -125,7 +140,7 @@ Command add_bounds_command(CLI::App& epsim) {
   add_comm(*bounds, *state);
   add_step_budget(*bounds, *state);
   add_ep_comm(*bounds, *state);
-  return Command{bounds, [state] { return run(*state); }};
+  return Command{bounds, [state] { return run_naming_options(*state); }};
 }
 
 }  // namespace epsim::tools

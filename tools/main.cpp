@@ -1,5 +1,6 @@
 // epsim: the command-line front end. Turns errors into exit codes:
-// 0 success, 1 a run that failed, 2 bad input (one line on stderr).
+// 0 success, 1 a run that failed or a bug (InternalError: "epsim: internal
+// error: ..."), 2 bad input (InputError, one line on stderr).
 #include <iostream>
 #include <vector>
 
@@ -46,6 +47,8 @@ int main(int argc, char** argv) {
     std::cerr << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
+    // InternalError (a broken contract), a SimGrid failure, bad_alloc: none
+    // is the user's input.
     std::cerr << "epsim: internal error: " << e.what() << "\n";
     return 1;
   }

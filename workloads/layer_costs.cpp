@@ -1,6 +1,7 @@
 // Per-kernel FLOP and byte formulas.
 #include "workloads/layer_costs.hpp"
 
+#include "core/moe_formulas.hpp"
 #include "workloads/routing_sampler.hpp"
 
 namespace epsim::workloads {
@@ -8,8 +9,6 @@ namespace epsim::workloads {
 namespace {
 
 constexpr double kActivationBytes = 2;  // BF16 activations between kernels
-constexpr double kOptimizerFlopsPerParam = 15;
-constexpr double kOptimizerStateBytes = 4;  // FP32 master weight, m, v
 
 double tokens(const WorkloadSpec& w) { return static_cast<double>(w.parallel.tokens_per_micro_batch); }
 
@@ -128,8 +127,7 @@ double expert_params_per_rank(const WorkloadSpec& w) {
 }
 
 ComputeCost optimizer_cost(double params, Dtype gradient) {
-  return {params * kOptimizerFlopsPerParam,
-          params * (dtype_bytes(gradient) + 3.0 * kOptimizerStateBytes + 3.0 * kOptimizerStateBytes)};
+  return {params * kAdamWFlopsPerParam, params * (dtype_bytes(gradient) + kAdamWStateBytesPerParam)};
 }
 
 }  // namespace epsim::workloads

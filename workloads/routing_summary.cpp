@@ -3,11 +3,13 @@
 
 #include <algorithm>
 
+#include "core/moe_formulas.hpp"
+
 namespace epsim::workloads {
 
 RoutingSummary summarize_routing(const WorkloadSpec& w, const RoutingSample& s) {
   RoutingSummary out;
-  out.closed_form = distinct_ranks_closed_form(w.parallel.ep, w.model.top_k);
+  out.closed_form = expected_distinct_ranks(w.parallel.ep, w.model.top_k);
   out.exact = distinct_ranks_exact(w.parallel.ep, w.model.experts, w.model.top_k);
   const auto ranks = static_cast<std::size_t>(s.ranks);
   const double tokens = static_cast<double>(s.tokens_per_rank) * s.micro_batches * s.ranks;

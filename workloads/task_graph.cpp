@@ -3,20 +3,34 @@
 
 namespace epsim::workloads {
 
-const char* to_string(TaskKind kind) {
+namespace {
+
+// Both names of every task kind, in one table.
+struct KindNames {
+  const char* id;
+  const char* label;
+};
+
+KindNames names_of(TaskKind kind) {
   switch (kind) {
-    case TaskKind::kAttention: return "attention";
-    case TaskKind::kGate: return "gate";
-    case TaskKind::kDenseFfn: return "dense_ffn";
-    case TaskKind::kSharedExpert: return "shared_expert";
-    case TaskKind::kExpertGemm: return "expert_gemm";
-    case TaskKind::kDispatch: return "dispatch";
-    case TaskKind::kCombine: return "combine";
-    case TaskKind::kGradAllReduce: return "grad_all_reduce";
-    case TaskKind::kOptimizer: return "optimizer";
+    case TaskKind::kAttention: return {"attention", "attention"};
+    case TaskKind::kGate: return {"gate", "gate"};
+    case TaskKind::kDenseFfn: return {"dense_ffn", "dense FFN"};
+    case TaskKind::kSharedExpert: return {"shared_expert", "shared expert"};
+    case TaskKind::kExpertGemm: return {"expert_gemm", "expert GEMM"};
+    case TaskKind::kDispatch: return {"dispatch", "dispatch"};
+    case TaskKind::kCombine: return {"combine", "combine"};
+    case TaskKind::kGradAllReduce: return {"grad_all_reduce", "gradient sync"};
+    case TaskKind::kOptimizer: return {"optimizer", "optimizer"};
   }
-  return "unknown";
+  return {"unknown", "?"};
 }
+
+}  // namespace
+
+const char* to_string(TaskKind kind) { return names_of(kind).id; }
+
+const char* task_kind_label(TaskKind kind) { return names_of(kind).label; }
 
 const char* to_string(Phase phase) {
   switch (phase) {

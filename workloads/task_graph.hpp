@@ -86,7 +86,10 @@ struct TaskGraph {
   std::vector<TrafficMatrix> traffic;  // one per (MoE layer, micro-batch)
 };
 
+// A task kind's identifier in JSON ("expert_gemm").
 const char* to_string(TaskKind kind);
+// A task kind as reports, traces and plots print it ("expert GEMM").
+const char* task_kind_label(TaskKind kind);
 const char* to_string(Phase phase);
 const char* to_string(Dtype dtype);
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/overrides.hpp"
+#include "core/presets.hpp"
 #include "core/toml_reader.hpp"
 #include "workloads/expert_weights.hpp"
 #include "workloads/routing_trace.hpp"
@@ -114,7 +115,7 @@ PrecisionSpec read_precision(std::optional<TableReader> t) {
   const std::string fallback = t->choice_or("gemm_fallback", "none", {"none", "bf16", "int8", "fp8"});
   if (fallback != "none") p.gemm_fallback = to_dtype(fallback);
   p.gradient = to_dtype(t->choice_or("gradient", "bf16", {"bf16", "fp32"}));
-  p.scale_block = static_cast<int>(t->integer_or("scale_block", 128, 1, 1 << 16));
+  p.scale_block = static_cast<int>(t->integer_or("scale_block", kFp8ScaleBlock, 1, 1 << 16));
   p.expert_alignment = static_cast<int>(t->integer_or("expert_alignment", 128, 1, 1 << 16));
   p.routing_metadata = t->boolean_or("routing_metadata", false);
   t->finish();
@@ -129,9 +130,15 @@ RoutingSpec read_routing(std::optional<TableReader> t, const ModelSpec& model, c
            : kind == "hot" ? RoutingKind::kHot
            : kind == "trace" ? RoutingKind::kTrace
                              : RoutingKind::kUniform;
-  // Keys of other kinds are errors, not silently ignored.
+  // Keys of other kinds are errors, not silently ignored; except that a kind
+  // given by --set replaces the file's routing, so the file's keys of its
+  // previous kind no longer apply (`--set routing.kind=hot` on a zipf preset).
+  const toml::node* kind_node = t->node("kind");
+  const bool kind_overridden = kind_node && is_override(*kind_node);
   auto only_for = [&](std::string_view key, const char* owner) {
-    if (kind != owner && t->has(key)) t->fail(key, fmt::format("only read when routing.kind = \"{}\"", owner));
+    if (kind == owner || !t->has(key)) return;
+    if (kind_overridden && !is_override(*t->node(key))) return;
+    t->fail(key, fmt::format("only read when routing.kind = \"{}\"", owner));
   };
   only_for("zipf_s", "zipf");
   only_for("hot_share", "hot");
@@ -163,8 +170,6 @@ RoutingSpec read_routing(std::optional<TableReader> t, const ModelSpec& model, c
   t->finish();
   return r;
 }
-
-std::string preset_dir() { return EPSIM_WORKLOAD_PRESET_DIR; }
 
 }  // namespace
 
@@ -206,22 +211,14 @@ WorkloadSpec read_workload(const toml::table& root, const std::string& source, c
 }
 
 WorkloadSpec load_workload(const std::string& file_or_preset, const std::vector<std::string>& overrides) {
-  std::string path = file_or_preset;
-  if (!fs::exists(path)) {
-    const std::string preset = preset_dir() + "/" + file_or_preset + ".toml";
-    if (file_or_preset.find('/') != std::string::npos || !fs::exists(preset)) {
-      throw InputError(SourceLocation{file_or_preset}, "",
-                       fmt::format("no such workload file or preset (presets: {})", fmt::join(workload_presets(), ", ")));
-    }
-    path = preset;
-  }
+  const std::string path = resolve_preset_file(PresetKind::kWorkload, file_or_preset);
   toml::table root = load_toml_file(path);
   apply_overrides(root, overrides);
   return read_workload(root, path, fs::path(path).parent_path().string());
 }
 
 std::vector<std::string> workload_presets() {
-  return toml_stems_in(preset_dir());
+  return preset_names(PresetKind::kWorkload);
 }
 
 }  // namespace epsim::workloads

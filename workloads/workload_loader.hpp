@@ -12,8 +12,9 @@
 
 namespace epsim::workloads {
 
-// `file_or_preset` is a path to a TOML file, or the name of a preset in
-// workloads/presets/ ("deepseek-v3", "deepep-ascend", "tiny-moe").
+// `file_or_preset` is a path to a TOML file, or the name of a preset in the
+// data folder's workloads/presets/ ("deepseek-v3", "deepep-ascend",
+// "tiny-moe"; see core/presets.hpp).
 // `overrides` are "dotted.key=value" assignments applied before reading.
 WorkloadSpec load_workload(const std::string& file_or_preset,
                            const std::vector<std::string>& overrides = {});
@@ -23,7 +24,7 @@ WorkloadSpec load_workload(const std::string& file_or_preset,
 WorkloadSpec read_workload(const toml::table& root, const std::string& source,
                            const std::string& base_dir);
 
-// Names of the bundled presets, sorted.
+// Names of the bundled presets, sorted. Throws InputError when there are none.
 std::vector<std::string> workload_presets();
 
 }  // namespace epsim::workloads

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "core/moe_formulas.hpp"
+
 namespace epsim::workloads {
 
 double dtype_bytes(Dtype dtype) {
@@ -17,24 +19,21 @@ double dtype_bytes(Dtype dtype) {
 
 double token_bytes(Dtype dtype, std::int64_t hidden, int scale_block) {
   double bytes = static_cast<double>(hidden) * dtype_bytes(dtype);
-  if (dtype == Dtype::kFp8) bytes += static_cast<double>((hidden + scale_block - 1) / scale_block) * 4;
+  if (dtype == Dtype::kFp8) bytes += static_cast<double>(fp8_scale_bytes(hidden, scale_block));
   return bytes;
 }
 
 double dispatch_bytes_per_token(const WorkloadSpec& w) {
   double bytes = token_bytes(w.precision.dispatch, w.model.hidden, w.precision.scale_block);
-  if (w.precision.routing_metadata) bytes += w.model.top_k * (8.0 + 4.0);
+  if (w.precision.routing_metadata)
+    bytes += w.model.top_k * static_cast<double>(kRoutingIndexBytes + kRoutingWeightBytes);
   return bytes;
 }
 
 double combine_bytes_per_token(const WorkloadSpec& w) {
   double bytes = token_bytes(w.precision.combine, w.model.hidden, w.precision.scale_block);
-  if (w.precision.routing_metadata) bytes += w.model.top_k * 4.0;
+  if (w.precision.routing_metadata) bytes += w.model.top_k * static_cast<double>(kRoutingWeightBytes);
   return bytes;
-}
-
-double distinct_ranks_closed_form(int ranks, int top_k) {
-  return ranks * (1.0 - std::pow(1.0 - 1.0 / ranks, top_k));
 }
 
 double distinct_ranks_exact(int ranks, int experts, int top_k) {

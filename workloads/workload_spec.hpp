@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/moe_formulas.hpp"
 #include "workloads/task_graph.hpp"
 
 namespace epsim::workloads {
@@ -72,7 +73,7 @@ struct PrecisionSpec {
   // an error.
   std::optional<Dtype> gemm_fallback;
   Dtype gradient = Dtype::kBf16;  // gradients as all-reduced and read by the optimizer
-  int scale_block = 128;
+  int scale_block = static_cast<int>(kFp8ScaleBlock);
   int expert_alignment = 128;  // rows per local expert are rounded up to this
   // When true, a dispatched token also carries its top-k indices (int64) and
   // weights (fp32), and a combined one its weights, as DeepEP-Ascend's test
@@ -128,9 +129,9 @@ double token_bytes(Dtype dtype, std::int64_t hidden, int scale_block);
 double dispatch_bytes_per_token(const WorkloadSpec& w);
 double combine_bytes_per_token(const WorkloadSpec& w);
 
-// Seed 000/001's closed form of expected distinct ranks per token:
-// R(1-(1-1/R)^k), k draws with replacement.
-double distinct_ranks_closed_form(int ranks, int top_k);
+// Seed 000/001's closed form of expected distinct ranks per token,
+// R(1-(1-1/R)^k) with k draws with replacement, is
+// epsim::expected_distinct_ranks (core/moe_formulas.hpp).
 
 // The exact expectation for k distinct experts drawn uniformly from
 // E = R*m (m per rank): R(1 - C(E-m, k)/C(E, k)).

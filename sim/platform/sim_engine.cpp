@@ -23,7 +23,9 @@ SimEngine::SimEngine(std::string source, const EngineOptions& options) : source_
   try {
     engine_ = std::make_unique<simgrid::s4u::Engine>(&argc, argv.data());
   } catch (const std::exception& e) {
-    throw InputError({"SimGrid configuration", 0, 0}, "", e.what());
+    // SimGrid follows its message with every config key it knows: keep the first line.
+    const std::string what = e.what();
+    throw InputError({}, "SimGrid configuration", what.substr(0, what.find('\n')));
   }
 }
 

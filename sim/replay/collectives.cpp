@@ -67,9 +67,8 @@ CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, co
     throw InputError({}, "pipeline_chunks", fmt::format("expected >= 1, got {}", options.pipeline_chunks));
   if (traffic.ranks != ranks || traffic.ranks_per_node != placement.ranks_per_node ||
       traffic.tokens.size() != static_cast<std::size_t>(ranks) * ranks)
-    throw InputError({}, subject,
-                     fmt::format("traffic matrix is for {} ranks at {} per node; the placement has {} at {}",
-                                 traffic.ranks, traffic.ranks_per_node, ranks, placement.ranks_per_node));
+    throw InternalError(fmt::format("{}: traffic matrix is for {} ranks at {} per node; the placement has {} at {}",
+                                    subject, traffic.ranks, traffic.ranks_per_node, ranks, placement.ranks_per_node));
   const auto& npu = placement.npu_of_rank;
   const double bpt = task.bytes_per_token;
   // Bytes from rank s to rank d of this collective.
@@ -93,8 +92,8 @@ CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, co
   const int rpn = placement.ranks_per_node;
   const int nodes = ranks / rpn;
   if (traffic.node_tokens.size() != static_cast<std::size_t>(ranks) * nodes)
-    throw InputError({}, subject, fmt::format("node_tokens has {} entries, expected {} ranks x {} nodes",
-                                              traffic.node_tokens.size(), ranks, nodes));
+    throw InternalError(fmt::format("{}: node_tokens has {} entries, expected {} ranks x {} nodes", subject,
+                                    traffic.node_tokens.size(), ranks, nodes));
   auto rank_of = [rpn](int node, int local) { return node * rpn + local; };
   // Network part: token rank s <-> the rank with s's local index on node b,
   // once per (token, node) as DeepEP sends it.
@@ -173,12 +172,12 @@ CollectivePlan plan_all_reduce(const Task& task, const Placement& placement, All
   for (const auto& group : task.groups) {
     if (size == 0) size = group.size();
     if (group.size() != size)
-      throw InputError({}, subject, fmt::format("all-reduce groups must have equal sizes, got {} and {}", size,
-                                                group.size()));
+      throw InternalError(fmt::format("{}: all-reduce groups must have equal sizes, got {} and {}", subject, size,
+                                      group.size()));
     for (int r : group) {
-      if (r < 0 || r >= ranks) throw InputError({}, subject, fmt::format("rank {} outside [0, {})", r, ranks));
+      if (r < 0 || r >= ranks) throw InternalError(fmt::format("{}: rank {} outside [0, {})", subject, r, ranks));
       if (!participants.insert(placement.npu_of_rank[r]).second)
-        throw InputError({}, subject, fmt::format("rank {} appears twice", r));
+        throw InternalError(fmt::format("{}: rank {} appears twice", subject, r));
     }
   }
   plan.participants.assign(participants.begin(), participants.end());

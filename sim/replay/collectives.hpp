@@ -74,14 +74,16 @@ struct AlltoallvOptions {
 };
 
 // Dispatch or combine (task.transpose) as planned transfers. Tokens a rank
-// routes to its own experts do not move. Throws InputError when the traffic
-// matrix does not match the placement or pipeline_chunks < 1.
+// routes to its own experts do not move. Throws InputError when
+// pipeline_chunks < 1, and InternalError when the traffic matrix does not
+// match the placement (our builder makes them match).
 CollectivePlan plan_alltoallv(const workloads::Task& task, const workloads::TrafficMatrix& traffic,
                               const Placement& placement, const AlltoallvOptions& options);
 
 // A gradient all-reduce: each group all-reduces task.bytes per rank. With
 // `exact_steps`, every ring step is its own round (latency per step);
-// otherwise each phase is one round. Groups must have equal sizes (InputError).
+// otherwise each phase is one round. Groups must have equal sizes and distinct
+// ranks (InternalError otherwise: our builder makes them so).
 CollectivePlan plan_all_reduce(const workloads::Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
                                bool exact_steps);
 

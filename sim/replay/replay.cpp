@@ -164,7 +164,7 @@ class Driver {
       drain();
     }
     if (finished_ != graph_.tasks.size() * static_cast<std::size_t>(ranks_))
-      throw std::runtime_error(fmt::format("replay stalled with {} of {} (task, rank) pairs unfinished",
+      throw InternalError(fmt::format("replay stalled with {} of {} (task, rank) pairs unfinished",
                                            graph_.tasks.size() * ranks_ - finished_, graph_.tasks.size() * ranks_));
     timeline_.step_s = now_s();
   }
@@ -226,10 +226,10 @@ class Driver {
 
   void check_graph() const {
     auto fail = [](const Task& t, const std::string& problem) {
-      throw InputError({}, fmt::format("task {}", t.id), problem);
+      throw InternalError(fmt::format("task graph: task {} {}", t.id, problem));
     };
     if (static_cast<int>(placement_.npu_of_rank.size()) != ranks_)
-      throw InputError({}, "task graph", fmt::format("has {} ranks, placement {}", ranks_, placement_.npu_of_rank.size()));
+      throw InternalError(fmt::format("task graph has {} ranks, placement {}", ranks_, placement_.npu_of_rank.size()));
     for (std::size_t i = 0; i < graph_.tasks.size(); ++i) {
       const Task& t = graph_.tasks[i];
       if (t.id != static_cast<TaskId>(i)) fail(t, fmt::format("has id {} at position {}", t.id, i));

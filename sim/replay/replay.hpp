@@ -73,8 +73,10 @@ AlltoallvOptions alltoallv_options(const ReplayOptions& resolved);
 // replay several graphs on one engine, as `epsim validate` does). Link
 // latencies are 0 in SimGrid while it runs (the replay pays them, see
 // PendingExec) and restored after. Resolves `options` itself.
-// Throws InputError for a graph that does not fit the platform, and
-// std::runtime_error naming the task for a SimGrid failure mid-run.
+// The graph must come from workloads::build_task_graph for placement's ranks:
+// a graph breaking that contract (ids, dependencies, per-rank vectors,
+// traffic indices) or a replay that stalls is a bug, InternalError. A SimGrid
+// failure mid-run is std::runtime_error naming the task.
 Timeline replay(SimEngine& engine, const LoadedPlatform& platform, const Placement& placement,
                 const workloads::TaskGraph& graph, const ReplayOptions& options);
 

@@ -12,21 +12,6 @@ namespace epsim::sim {
 
 using workloads::TaskKind;
 
-const char* kind_label(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::kAttention: return "attention";
-    case TaskKind::kGate: return "gate";
-    case TaskKind::kDenseFfn: return "dense FFN";
-    case TaskKind::kSharedExpert: return "shared expert";
-    case TaskKind::kExpertGemm: return "expert GEMM";
-    case TaskKind::kDispatch: return "dispatch";
-    case TaskKind::kCombine: return "combine";
-    case TaskKind::kGradAllReduce: return "gradient sync";
-    case TaskKind::kOptimizer: return "optimizer";
-  }
-  return "?";
-}
-
 namespace {
 
 using Spans = std::vector<std::pair<double, double>>;
@@ -88,7 +73,7 @@ namespace {
 // Per-rank busy times of one compute kind against their per-rank bounds.
 ReportRow compute_row(TaskKind kind, const std::vector<double>& sim_s, const std::vector<double>& bound_s) {
   ReportRow row;
-  row.name = kind_label(kind);
+  row.name = workloads::task_kind_label(kind);
   const std::size_t ranks = sim_s.size();
   for (std::size_t r = 0; r < ranks; ++r) {
     row.sim_s += sim_s[r] / ranks;
@@ -166,7 +151,7 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
       continue;
     }
     ReportRow row;
-    row.name = kind_label(kind);
+    row.name = workloads::task_kind_label(kind);
     row.sim_s = row.sim_max_s = collective_kind_s[k];
     for (const workloads::Task& t : graph.tasks)
       if (t.kind == kind) row.bound_s += bounds.task_s[t.id];

@@ -93,9 +93,6 @@ std::string format_table(const Report& report);
 // Machine form: SI units, keys ending in _s, _bytes, _Bps.
 std::string format_json(const Report& report);
 
-// Label of a task kind in reports and traces ("expert GEMM").
-const char* kind_label(workloads::TaskKind kind);
-
 // Indices of the links that `keep` selects and that carried bytes, by
 // utilisation (bytes / bandwidth over the same step) descending, ties by
 // name; at most `count`.

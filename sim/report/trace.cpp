@@ -46,7 +46,7 @@ std::vector<int> busiest(const Timeline& t, const PlatformFacts& platform, bool 
 }  // namespace
 
 std::string task_label(const workloads::Task& t) {
-  std::string name = kind_label(t.kind);
+  std::string name = workloads::task_kind_label(t.kind);
   if (t.layer >= 0) name = fmt::format("L{} {}", t.layer, name);
   if (t.phase == workloads::Phase::kForward || t.phase == workloads::Phase::kBackward)
     name += fmt::format(" {}", phase_label(t.phase));

@@ -32,3 +32,10 @@ TEST_CASE("malformed overrides are rejected", "[overrides]") {
   CHECK_THROWS_WITH(apply_override(t, "node..npus=3"), Catch::Contains("empty key path element"));
   CHECK_THROWS_WITH(apply_override(t, "node.npus.x=3"), Catch::Contains("node.npus: is not a table"));
 }
+
+TEST_CASE("is_override tells set values from the file's", "[overrides]") {
+  toml::table t = parse_toml_text("[routing]\nkind = \"zipf\"\nzipf_s = 1.0\n", "preset.toml");
+  apply_override(t, "routing.kind=hot");
+  CHECK(is_override(*t["routing"]["kind"].node()));
+  CHECK_FALSE(is_override(*t["routing"]["zipf_s"].node()));
+}

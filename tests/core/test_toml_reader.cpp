@@ -71,4 +71,9 @@ TEST_CASE("closest_match suggests near keys only", "[toml]") {
   CHECK(closest_match("npu", {"npus", "nodes"}) == "npus");
   CHECK(closest_match("bandwith", {"bandwidth", "latency"}) == "bandwidth");
   CHECK(closest_match("zzzzzz", {"npus", "nodes"}).empty());
+  // A shortened name matches the one key it is a whole part of.
+  CHECK(closest_match("s", {"kind", "zipf_s", "seed"}) == "zipf_s");
+  CHECK(closest_match("share", {"hot_share", "hot_experts"}) == "hot_share");
+  CHECK(closest_match("hot", {"hot_share", "hot_experts"}).empty());
+  CHECK(closest_match("z", {"zipf_s"}).empty());
 }

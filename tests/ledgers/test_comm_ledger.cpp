@@ -93,23 +93,23 @@ TEST_CASE("bounds: comm ledger raw figures", "[bounds][comm]") {
   CHECK(expected_distinct_ranks(1000000, 1) == Approx(1.0));
 }
 
-TEST_CASE("bounds: comm ledger rejects bad input naming the option", "[bounds][comm][errors]") {
+TEST_CASE("bounds: comm ledger rejects bad input naming the field", "[bounds][comm][errors]") {
   struct Case { CommLedgerOptions options; std::string message; };
   std::vector<Case> cases = {
-      {{0, 6, 256, 16384, 1, false}, "error: --hidden: expected an integer >= 1, got 0"},
-      {{7168, -1, 256, 16384, 1, false}, "error: --topk: expected an integer >= 1, got -1"},
-      {{7168, 6, 0, 16384, 1, false}, "error: --experts: expected an integer >= 1, got 0"},
-      {{7168, 6, 256, 0, 1, false}, "error: --tokens: expected an integer >= 1, got 0"},
-      {{7168, 6, 256, 16384, 0, false}, "error: --layers: expected an integer >= 1, got 0"},
-      {{7168, 300, 256, 16384, 1, false}, "error: --topk: must be <= --experts (256), got 300"},
+      {{0, 6, 256, 16384, 1, false}, "error: hidden: expected an integer >= 1, got 0"},
+      {{7168, -1, 256, 16384, 1, false}, "error: topk: expected an integer >= 1, got -1"},
+      {{7168, 6, 0, 16384, 1, false}, "error: experts: expected an integer >= 1, got 0"},
+      {{7168, 6, 256, 0, 1, false}, "error: tokens: expected an integer >= 1, got 0"},
+      {{7168, 6, 256, 16384, 0, false}, "error: layers: expected an integer >= 1, got 0"},
+      {{7168, 300, 256, 16384, 1, false}, "error: topk: must be <= experts (256), got 300"},
       {{7168, 6, 192, 16384, 1, false},
-       "error: --experts: must be divisible by every EP size of the table (8..128), got 192 (not divisible by 128)"},
+       "error: experts: must be divisible by every EP size of the table (8..128), got 192 (not divisible by 128)"},
       {{7168, 6, 256, 4000000000000000000, 1, false},
-       "error: --tokens: too large: the per-rank bytes would overflow a 64-bit count"},
+       "error: tokens: too large: the per-rank bytes would overflow a 64-bit count"},
       {{7168, 6, 256, 16384, 4000000000000000000, false},
-       "error: --layers: too large: the aggregated bytes would overflow a 64-bit count"},
+       "error: layers: too large: the aggregated bytes would overflow a 64-bit count"},
       {{4000000000000000000, 6, 256, 16384, 1, false},
-       "error: --hidden: too large: the per-token payload would overflow a 64-bit count"},
+       "error: hidden: too large: the per-token payload would overflow a 64-bit count"},
   };
   for (const Case& c : cases) {
     CHECK_THROWS_WITH(comm_ledger(c.options), c.message);

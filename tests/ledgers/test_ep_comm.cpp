@@ -40,17 +40,17 @@ TEST_CASE("bounds: ep comm matches the seed's formulas", "[bounds][ep]") {
   }
 }
 
-TEST_CASE("bounds: ep comm rejects bad input naming the option", "[bounds][ep][errors]") {
+TEST_CASE("bounds: ep comm rejects bad input naming the field", "[bounds][ep][errors]") {
   struct Case { EpCommOptions options; std::string message; };
   std::vector<Case> cases = {
-      {{0, 8, 7168, 2}, "error: --tokens: expected an integer >= 1, got 0"},
-      {{8192, 0, 7168, 2}, "error: --top-k: expected an integer >= 1, got 0"},
-      {{8192, 8, -1, 2}, "error: --d-model: expected an integer >= 1, got -1"},
-      {{8192, 8, 7168, 0}, "error: --bytes: expected an integer >= 1, got 0"},
+      {{0, 8, 7168, 2}, "error: tokens: expected an integer >= 1, got 0"},
+      {{8192, 0, 7168, 2}, "error: top_k: expected an integer >= 1, got 0"},
+      {{8192, 8, -1, 2}, "error: d_model: expected an integer >= 1, got -1"},
+      {{8192, 8, 7168, 0}, "error: bytes: expected an integer >= 1, got 0"},
       {{8192, 4000000000000000000, 7168, 2},
-       "error: --top-k: too large: the per-token bytes would overflow a 64-bit count"},
+       "error: top_k: too large: the per-token bytes would overflow a 64-bit count"},
       {{4000000000000000000, 8, 7168, 2},
-       "error: --tokens: too large: the dispatch + combine bytes would overflow a 64-bit count"},
+       "error: tokens: too large: the dispatch + combine bytes would overflow a 64-bit count"},
   };
   for (const Case& c : cases) {
     CHECK_THROWS_WITH(ep_comm(c.options), c.message);

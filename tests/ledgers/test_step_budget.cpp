@@ -100,23 +100,23 @@ TEST_CASE("bounds: step budget weights and world size 1", "[bounds][budget]") {
   CHECK(step_budget(one).training[3].bytes == 0.0);  // 2(N-1)/N = 0: nothing to all-reduce
 }
 
-TEST_CASE("bounds: step budget rejects bad input naming the option", "[bounds][budget][errors]") {
+TEST_CASE("bounds: step budget rejects bad input naming the field", "[bounds][budget][errors]") {
   struct Case { void (*edit)(StepBudgetOptions&); std::string message; };
   std::vector<Case> cases = {
-      {[](StepBudgetOptions& o) { o.seq_len = 0; }, "error: --seq-len: expected an integer >= 1, got 0"},
-      {[](StepBudgetOptions& o) { o.layers = -2; }, "error: --layers: expected an integer >= 1, got -2"},
-      {[](StepBudgetOptions& o) { o.hidden = 0; }, "error: --hidden: expected an integer >= 1, got 0"},
-      {[](StepBudgetOptions& o) { o.ffn = 0; }, "error: --ffn: expected an integer >= 1, got 0"},
-      {[](StepBudgetOptions& o) { o.params = 0; }, "error: --params: expected a finite number > 0, got 0"},
-      {[](StepBudgetOptions& o) { o.world = 0; }, "error: --world: expected an integer >= 1, got 0"},
-      {[](StepBudgetOptions& o) { o.peak_tflops = -1; }, "error: --peak-tflops: expected a finite number > 0, got -1"},
-      {[](StepBudgetOptions& o) { o.bandwidth_gbps = 0; }, "error: --bandwidth-gbps: expected a finite number > 0, got 0"},
-      {[](StepBudgetOptions& o) { o.params = 1e300; }, "error: --params: too large: the optimizer bytes would overflow a 64-bit count"},
-      {[](StepBudgetOptions& o) { o.seq_len = 10000000; }, "error: --seq-len: too large: the attention FLOPs would overflow a 64-bit count"},
-      {[](StepBudgetOptions& o) { o.hidden = 4000000000; }, "error: --seq-len: too large: the attention FLOPs would overflow a 64-bit count"},
-      {[](StepBudgetOptions& o) { o.kv_heads = 4000000000000000; }, "error: --kv-heads: too large: the KV cache bytes would overflow a 64-bit count"},
-      {[](StepBudgetOptions& o) { o.head_dim = 0; }, "error: --head-dim: expected an integer >= 1, got 0"},
-      {[](StepBudgetOptions& o) { o.params = std::nan(""); }, "error: --params: expected a finite number > 0, got nan"},
+      {[](StepBudgetOptions& o) { o.seq_len = 0; }, "error: seq_len: expected an integer >= 1, got 0"},
+      {[](StepBudgetOptions& o) { o.layers = -2; }, "error: layers: expected an integer >= 1, got -2"},
+      {[](StepBudgetOptions& o) { o.hidden = 0; }, "error: hidden: expected an integer >= 1, got 0"},
+      {[](StepBudgetOptions& o) { o.ffn = 0; }, "error: ffn: expected an integer >= 1, got 0"},
+      {[](StepBudgetOptions& o) { o.params = 0; }, "error: params: expected a finite number > 0, got 0"},
+      {[](StepBudgetOptions& o) { o.world = 0; }, "error: world: expected an integer >= 1, got 0"},
+      {[](StepBudgetOptions& o) { o.peak_tflops = -1; }, "error: peak_tflops: expected a finite number > 0, got -1"},
+      {[](StepBudgetOptions& o) { o.bandwidth_gbps = 0; }, "error: bandwidth_gbps: expected a finite number > 0, got 0"},
+      {[](StepBudgetOptions& o) { o.params = 1e300; }, "error: params: too large: the optimizer bytes would overflow a 64-bit count"},
+      {[](StepBudgetOptions& o) { o.seq_len = 10000000; }, "error: seq_len: too large: the attention FLOPs would overflow a 64-bit count"},
+      {[](StepBudgetOptions& o) { o.hidden = 4000000000; }, "error: seq_len: too large: the attention FLOPs would overflow a 64-bit count"},
+      {[](StepBudgetOptions& o) { o.kv_heads = 4000000000000000; }, "error: kv_heads: too large: the KV cache bytes would overflow a 64-bit count"},
+      {[](StepBudgetOptions& o) { o.head_dim = 0; }, "error: head_dim: expected an integer >= 1, got 0"},
+      {[](StepBudgetOptions& o) { o.params = std::nan(""); }, "error: params: expected a finite number > 0, got nan"},
   };
   for (const Case& c : cases) {
     StepBudgetOptions o;

@@ -97,24 +97,24 @@ TEST_CASE("bounds: train step text carries the seed's lines", "[bounds][train]")
   }
 }
 
-TEST_CASE("bounds: train step rejects bad input naming the option", "[bounds][train][errors]") {
+TEST_CASE("bounds: train step rejects bad input naming the field", "[bounds][train][errors]") {
   struct Case { TrainStepOptions options; std::string message; };
   std::vector<Case> cases = {
-      {{0, 7168, 6, 256, 2048, 1, 2, 128}, "error: --tokens: expected an integer >= 1, got 0"},
-      {{16384, -7, 6, 256, 2048, 1, 2, 128}, "error: --hidden: expected an integer >= 1, got -7"},
-      {{16384, 7168, 6, 256, 0, 1, 2, 128}, "error: --ffn: expected an integer >= 1, got 0"},
-      {{16384, 7168, 6, 256, 2048, 0, 2, 128}, "error: --dispatch-bytes: expected an integer >= 1, got 0"},
-      {{16384, 7168, 6, 256, 2048, 1, 0, 128}, "error: --combine-bytes: expected an integer >= 1, got 0"},
-      {{16384, 7168, 6, 256, 2048, 1, 2, 0}, "error: --expert-align: expected an integer >= 1, got 0"},
-      {{16384, 7168, 257, 256, 2048, 1, 2, 128}, "error: --topk: must be <= --experts (256), got 257"},
+      {{0, 7168, 6, 256, 2048, 1, 2, 128}, "error: tokens: expected an integer >= 1, got 0"},
+      {{16384, -7, 6, 256, 2048, 1, 2, 128}, "error: hidden: expected an integer >= 1, got -7"},
+      {{16384, 7168, 6, 256, 0, 1, 2, 128}, "error: ffn: expected an integer >= 1, got 0"},
+      {{16384, 7168, 6, 256, 2048, 0, 2, 128}, "error: dispatch_bytes: expected an integer >= 1, got 0"},
+      {{16384, 7168, 6, 256, 2048, 1, 0, 128}, "error: combine_bytes: expected an integer >= 1, got 0"},
+      {{16384, 7168, 6, 256, 2048, 1, 2, 0}, "error: expert_align: expected an integer >= 1, got 0"},
+      {{16384, 7168, 257, 256, 2048, 1, 2, 128}, "error: topk: must be <= experts (256), got 257"},
       {{16384, 7168, 6, 100, 2048, 1, 2, 128},
-       "error: --experts: must be divisible by every EP size of the table (8..128), got 100 (not divisible by 8)"},
+       "error: experts: must be divisible by every EP size of the table (8..128), got 100 (not divisible by 8)"},
       {{4000000000000000000, 7168, 6, 256, 2048, 1, 2, 128},
-       "error: --tokens: too large: the GEMM rows T x k would overflow a 64-bit count"},
+       "error: tokens: too large: the GEMM rows T x k would overflow a 64-bit count"},
       {{1000000000000000, 7168, 6, 256, 2048, 1, 2, 128},
-       "error: --tokens: too large: the per-rank bytes would overflow a 64-bit count"},
+       "error: tokens: too large: the per-rank bytes would overflow a 64-bit count"},
       {{16384, 7168, 6, 256, 1000000000000, 1, 2, 128},
-       "error: --ffn: too large: the GEMM FLOPs would overflow a 64-bit count"},
+       "error: ffn: too large: the GEMM FLOPs would overflow a 64-bit count"},
   };
   for (const Case& c : cases) {
     CHECK_THROWS_WITH(train_step(c.options), c.message);

@@ -62,8 +62,8 @@ TEST_CASE("bad platform files give file:line:col, key path and reason", "[spec][
 }
 
 TEST_CASE("an unknown preset names the closest one", "[spec][bad]") {
-  CHECK_THAT(error_of("a3"), Catch::StartsWith("command line: error: platform: unknown preset \"a3\" "
-                                               "(did you mean \"a2\"?); presets: a2, a2-nic400"));
+  CHECK_THAT(error_of("a3"), Catch::StartsWith("a3: error: no such platform file or preset (did you mean \"a2\"?), "
+                                               "the presets in platforms are a2, a2-nic400"));
 }
 
 TEST_CASE("overrides are checked like the file", "[spec][bad]") {

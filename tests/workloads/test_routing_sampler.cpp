@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/moe_formulas.hpp"
 #include "workloads/expert_weights.hpp"
 #include "workloads/routing_sampler.hpp"
 #include "workloads/routing_summary.hpp"
@@ -303,7 +304,7 @@ TEST_CASE("dispatch bytes per rank equal the seed ledger's T x distinct x bytes 
   // Seed 001's dispatch_bytes_per_rank. Its R(1-(1-1/R)^k) draws with
   // replacement and sits 0.69% below the exact 4.440 here, so the 1% holds
   // for the average rank; each rank is checked against the exact value.
-  const double ledger = 16384 * distinct_ranks_closed_form(8, 6) * 7464;
+  const double ledger = 16384 * epsim::expected_distinct_ranks(8, 6) * 7464;
   const double p = 1 - miss(256, 32, 6), n = 8.0 * 16384;
   const double sigma_bytes = std::sqrt(n * p * (1 - p)) * 7464;
   double total = 0;
