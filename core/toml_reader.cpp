@@ -85,6 +85,9 @@ toml::table parse_toml_text(std::string_view text, const std::string& source_nam
 }
 
 toml::table load_toml_file(const std::string& path) {
+  // A folder opens as an empty stream on Linux and would read as an empty document.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(SourceLocation{path}, "", "is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(SourceLocation{path}, "", "cannot open file");
   std::ostringstream text;
