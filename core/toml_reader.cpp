@@ -54,6 +54,14 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 SourceLocation location_of(const toml::node& node) {
   const toml::source_region& region = node.source();
+  // A table --set created ("foo" of --set foo.bar=1) has no source of its own:
+  // it came from the assignment of its first value.
+  if (!region.path && node.is_table()) {
+    for (const auto& [key, child] : *node.as_table()) {
+      SourceLocation inner = location_of(child);
+      if (!inner.file.empty()) return inner;
+    }
+  }
   SourceLocation where;
   if (region.path) where.file = *region.path;
   // Values given with --set have no meaningful line:column.
