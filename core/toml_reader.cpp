@@ -56,6 +56,14 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 SourceLocation location_of(const toml::node& node) {
   const toml::source_region& region = node.source();
+  // A table --set created ("foo" of --set foo.bar=1) has no source of its own:
+  // it came from the assignment of its first value.
+  if (!region.path && node.is_table()) {
+    for (const auto& [key, child] : *node.as_table()) {
+      SourceLocation inner = location_of(child);
+      if (!inner.file.empty()) return inner;
+    }
+  }
   SourceLocation where;
   if (region.path) where.file = *region.path;
   // Values given with --set have no meaningful line:column.
@@ -87,6 +95,9 @@ toml::table parse_toml_text(std::string_view text, const std::string& source_nam
 }
 
 toml::table load_toml_file(const std::string& path) {
+  // A folder opens as an empty stream on Linux and would read as an empty document.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(SourceLocation{path}, "", "is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(SourceLocation{path}, "", "cannot open file");
   std::ostringstream text;

@@ -4,7 +4,6 @@
 //   epsim platform check PLATFORM [--set k=v]...   (preset, cluster TOML or SimGrid XML:
 //                                                   the verdict `run` and `sweep` give it)
 //   epsim platform list
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -17,6 +16,7 @@
 #include "topology/presets.hpp"
 #include "topology/topology_report.hpp"
 #include "tools/command.hpp"
+#include "tools/output_file.hpp"
 
 namespace epsim::tools {
 
@@ -48,15 +48,17 @@ int run_show(const PlatformState& s) {
 }
 
 int run_xml(const PlatformState& s) {
+  const bool to_stdout = s.output.empty() || s.output == "-";
+  if (!to_stdout) check_output_path("--output", s.output);
   topology::ClusterSpec spec = topology::load_cluster_spec(s.platform, s.overrides);
   topology::PlatformPlan plan = topology::make_platform_plan(topology::TopologyGraph(spec));
-  if (s.output.empty() || s.output == "-") {
+  if (to_stdout) {
     topology::write_platform_xml(plan, spec.name, std::cout);
     return 0;
   }
-  std::ofstream out(s.output);
-  if (!out) throw InputError(SourceLocation{s.output}, "", "cannot write file");
-  topology::write_platform_xml(plan, spec.name, out);
+  OutputFile out("--output", s.output);
+  topology::write_platform_xml(plan, spec.name, out.stream());
+  out.close();
   std::cerr << "wrote " << s.output << ": " << plan.host_count << " NPU hosts, " << plan.link_count
             << " links, " << plan.route_count << " routes\n";
   return 0;

@@ -3,9 +3,9 @@
 //   [--all-reduce ring|hierarchical] [--json] [--trace FILE]`:
 // replays one training step on SimGrid and prints the report with bounds.
 // The options and the simulation itself are in run_request.hpp (sweeps share them).
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +13,7 @@
 #include "sim/report/report.hpp"
 #include "sim/report/trace.hpp"
 #include "tools/command.hpp"
+#include "tools/output_file.hpp"
 #include "tools/run_request.hpp"
 
 namespace epsim::tools {
@@ -27,13 +28,14 @@ struct RunState {
 
 int run(RunState s) {
   s.request.record_link_spans = !s.trace.empty();
+  std::optional<OutputFile> trace;  // opened before the simulation, so a bad path costs nothing
+  if (!s.trace.empty()) trace.emplace("--trace", s.trace);
   const RunOutcome outcome = run_request(s.request);
   const sim::Simulation& result = outcome.simulation;
   std::cout << (s.json ? sim::format_json(result.report) : sim::format_table(result.report));
-  if (!s.trace.empty()) {
-    std::ofstream out(s.trace);
-    if (!out) throw option_error("--trace", "cannot write " + s.trace);
-    sim::write_trace(out, result.timeline, result.platform, result.placement, outcome.graph);
+  if (trace) {
+    sim::write_trace(trace->stream(), result.timeline, result.platform, result.placement, outcome.graph);
+    trace->close();
     std::cerr << "epsim: trace written to " << s.trace << " (open it in https://ui.perfetto.dev)\n";
   }
   return 0;

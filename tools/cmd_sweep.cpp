@@ -5,6 +5,7 @@
 // sweep killed at any moment resumes where it was and loses nothing.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +19,8 @@
 #include "core/error.hpp"
 #include "sim/report/report.hpp"
 #include "tools/command.hpp"
+#include "tools/option_checks.hpp"
+#include "tools/output_file.hpp"
 #include "tools/run_request.hpp"
 #include "tools/sweep/local_pool.hpp"
 #include "tools/sweep/results_csv.hpp"
@@ -58,10 +61,43 @@ std::string self_executable() {
   return self.string();
 }
 
-std::string where_of(const sweep::Point& p) {
+// The key an error blames, in an axis's words without its platform./workload.
+// prefix: the error's own key, or the option it came from ("--set parallel.ep=3",
+// "--schedule").
+std::vector<std::string> blamed_keys(const std::exception& e) {
+  const auto* input = dynamic_cast<const InputError*>(&e);
+  if (!input) return {};
+  std::vector<std::string> keys;
+  if (!input->key().empty()) keys.push_back(input->key());
+  std::string option = input->where().file;
+  if (option.rfind("--set ", 0) == 0) option = option.substr(6, option.find('=') - 6);
+  else if (option.rfind("--", 0) == 0) option = option.substr(2);
+  if (!option.empty()) keys.push_back(option);
+  return keys;
+}
+
+std::string axis_key_without_side(const std::string& key) {
+  for (const char* side : {"platform.", "workload."}) {
+    if (key.rfind(side, 0) == 0) return key.substr(std::string(side).size());
+  }
+  return key;
+}
+
+// The spec location of the coordinate that caused `e`: the axis value whose
+// key the error names; else the slowest axis's value (the message lists every
+// coordinate). "" for the base point.
+std::string where_of(const sweep::Point& p, const std::exception& e) {
   if (p.coordinate_sources.empty()) return "";
-  // The slowest axis's value; the message lists every coordinate.
-  const SourceLocation& w = p.coordinate_sources.front();
+  std::size_t blamed = 0;
+  const std::vector<std::string> keys = blamed_keys(e);
+  for (std::size_t i = 0; i < p.coordinates.size(); ++i) {
+    const std::string axis = axis_key_without_side(p.coordinates[i].first);
+    if (std::find(keys.begin(), keys.end(), axis) != keys.end()) {
+      blamed = i;
+      break;
+    }
+  }
+  const SourceLocation& w = p.coordinate_sources[blamed];
   return fmt::format("{}:{}:{}", w.file, w.line, w.column);
 }
 
@@ -73,9 +109,9 @@ std::string describe(const sweep::Point& p) {
 }
 
 // "spec.toml:7:14: point 1 (workload.parallel.ep=64): <problem>"
-std::string located(const sweep::SweepSpec& spec, const sweep::Point& p, const std::string& problem) {
-  return fmt::format("{}: point {} ({}): {}", where_of(p).empty() ? spec.path : where_of(p), p.index,
-                     describe(p), problem);
+std::string located(const sweep::SweepSpec& spec, const sweep::Point& p, const std::exception& e) {
+  const std::string where = where_of(p, e);
+  return fmt::format("{}: point {} ({}): {}", where.empty() ? spec.path : where, p.index, describe(p), e.what());
 }
 
 json coordinates_json(const sweep::Point& p) {
@@ -109,7 +145,7 @@ int run_point(const sweep::SweepSpec& spec, int index, const std::string& result
     record["result"] = json::parse(sim::format_json(outcome.simulation.report));
   } catch (const std::exception& e) {
     record["status"] = "failed";
-    record["error"] = located(spec, p, e.what());
+    record["error"] = located(spec, p, e);
   }
   record["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sweep::append_result(results, record);
@@ -137,7 +173,7 @@ std::vector<int> check_points(const sweep::SweepSpec& spec, const std::vector<in
       runnable.push_back(i);
     } catch (const std::exception& e) {
       ++rejected;
-      std::string message = located(spec, p, e.what());
+      std::string message = located(spec, p, e);
       std::cerr << message << "\n";
       json record = record_base(p);
       record["status"] = "failed";
@@ -151,6 +187,10 @@ std::vector<int> check_points(const sweep::SweepSpec& spec, const std::vector<in
 int run_sweep(const SweepState& s) {
   const sweep::SweepSpec spec = sweep::load_sweep_spec(s.spec);
   const std::string results = results_path(s);
+  // Every output is checked before any point runs (a bad --csv used to fail after the whole sweep).
+  check_output_path("--results", results);
+  if (!s.csv.empty()) check_output_path("--csv", s.csv);
+  if (!s.emit_slurm.empty()) check_output_path("--emit-slurm", s.emit_slurm);
   if (s.point >= 0) return run_point(spec, s.point, results);
 
   const std::set<std::string> done = finished_keys(results);
@@ -178,9 +218,9 @@ int run_sweep(const SweepState& s) {
     o.max_parallel = s.slurm_max_parallel;
     o.partition = s.slurm_partition;
     o.time_limit = s.slurm_time;
-    std::ofstream out(s.emit_slurm);
-    if (!out) throw option_error("--emit-slurm", "cannot write " + s.emit_slurm);
-    out << sweep::slurm_array_script(runnable, o);
+    OutputFile out("--emit-slurm", s.emit_slurm);
+    out.stream() << sweep::slurm_array_script(runnable, o);
+    out.close();
     std::cerr << fmt::format("epsim sweep: wrote {} ({} array tasks); submit with sbatch, then "
                              "`epsim sweep collect {}`\n", s.emit_slurm, runnable.size(), s.spec);
     return rejected ? 1 : 0;
@@ -205,6 +245,8 @@ int run_sweep(const SweepState& s) {
 int collect(const SweepState& s) {
   const sweep::SweepSpec spec = sweep::load_sweep_spec(s.spec);
   const std::string results = results_path(s);
+  const std::string csv = s.csv.empty() ? fs::path(results).replace_extension(".csv").string() : s.csv;
+  check_output_path("--csv", csv);
   const auto latest = sweep::latest_by_key(sweep::read_results(results));
   int ok = 0, failed = 0, missing = 0;
   for (const sweep::Point& p : spec.points) {
@@ -220,7 +262,6 @@ int collect(const SweepState& s) {
       ++ok;
     }
   }
-  const std::string csv = s.csv.empty() ? fs::path(results).replace_extension(".csv").string() : s.csv;
   sweep::write_results_csv(csv, spec, sweep::read_results(results));
   std::cout << fmt::format("{} points: {} ok, {} failed, {} missing; table written to {}\n",
                            spec.points.size(), ok, failed, missing, csv);
@@ -234,12 +275,14 @@ Command add_sweep_command(CLI::App& epsim) {
   CLI::App* cmd = epsim.add_subcommand("sweep", "run a sweep spec: many scenarios, resumable, locally or on Slurm");
   cmd->add_option("spec", state->spec, "sweep spec TOML (docs/sweep.md)");
   cmd->add_option("-j,--jobs", state->jobs, "points run at once, each in its own process")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
+      ->check(integer_in(1, 1024))->capture_default_str();
   cmd->add_option("--results", state->results, "results file (JSON lines; default SPEC-stem.results.jsonl beside the spec)");
   cmd->add_option("--csv", state->csv, "also write the results as CSV here");
-  cmd->add_option("--point", state->point, "run only this point (0-based) and append its record; for workers and Slurm");
+  cmd->add_option("--point", state->point, "run only this point (0-based) and append its record; for workers and Slurm")
+      ->check(integer_at_least(0));
   cmd->add_option("--emit-slurm", state->emit_slurm, "write an sbatch job-array script for the pending points instead of running");
-  cmd->add_option("--slurm-max-parallel", state->slurm_max_parallel, "limit of array tasks running at once (%N)");
+  cmd->add_option("--slurm-max-parallel", state->slurm_max_parallel, "limit of array tasks running at once (%N)")
+      ->check(integer_at_least(1));
   cmd->add_option("--slurm-partition", state->slurm_partition, "partition for the job array");
   cmd->add_option("--slurm-time", state->slurm_time, "time limit per array task, e.g. 01:00:00");
   cmd->add_flag("-q,--quiet", state->quiet, "no progress lines");

@@ -1,12 +1,13 @@
 // `epsim validate`: DeepEP's published H800 dispatch/combine bandwidths
 // against the simulator (docs/validation.md).
 //   epsim validate [--platform h800] [--set k=v]... [--seed N] [--chunks N] [-o table.txt]
-#include <fstream>
 #include <iostream>
 
 #include "core/error.hpp"
 #include "sim/validation/deepep_validation.hpp"
 #include "tools/command.hpp"
+#include "tools/option_checks.hpp"
+#include "tools/output_file.hpp"
 
 namespace epsim::tools {
 
@@ -37,13 +38,14 @@ void check_options(const sim::DeepEpValidationOptions& o) {
 
 int run_validate(const ValidateState& s) {
   check_options(s.options);
+  if (!s.output.empty()) check_output_path("--output", s.output);
   const sim::DeepEpValidation v = sim::run_deepep_validation(s.options);
   const std::string table = sim::format_deepep_validation(v);
   std::cout << table;
   if (!s.output.empty()) {
-    std::ofstream out(s.output);
-    if (!out) throw InputError(SourceLocation{s.output}, "", "cannot write file");
-    out << table;
+    OutputFile out("--output", s.output);
+    out.stream() << table;
+    out.close();
   }
   return 0;
 }
@@ -58,17 +60,23 @@ Command add_validate_command(CLI::App& epsim) {
   app->add_option("--platform", o.platform, "cluster preset or TOML file (8 GPUs per node, >= 8 nodes)")
       ->capture_default_str();
   app->add_option("--set", o.overrides, "override one platform key, e.g. --set scaleout.nic_latency=3us");
-  app->add_option("--seed", o.seed, "routing seed")->capture_default_str();
-  app->add_option("--tokens", o.tokens_per_rank, "tokens per rank (DeepEP measured 4096 only)")->capture_default_str();
+  app->add_option("--seed", o.seed, "routing seed")->check(integer_at_least(0))->capture_default_str();
+  app->add_option("--tokens", o.tokens_per_rank, "tokens per rank (DeepEP measured 4096 only)")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
   app->add_option("--chunks", o.pipeline_chunks, "pipelined chunks per kernel stage (as `run`'s hierarchical)")
+      ->check(integer_at_least(1))
       ->capture_default_str();
   app->add_option("--nvlink-row", o.nvlink_calibration_ep, "EP of the row calibrating NVLink efficiency")
       ->capture_default_str();
   app->add_option("--rdma-row", o.rdma_calibration_ep, "EP of the row calibrating RDMA efficiency")
       ->capture_default_str();
   app->add_option("--nvlink-line-rate", o.nvlink_line_rate_Bps, "NVLink B/s per direction per GPU")
+      ->check(positive_number())
       ->capture_default_str();
-  app->add_option("--nic-line-rate", o.nic_line_rate_Bps, "NIC B/s per direction")->capture_default_str();
+  app->add_option("--nic-line-rate", o.nic_line_rate_Bps, "NIC B/s per direction")
+      ->check(positive_number())
+      ->capture_default_str();
   app->add_option("-o,--output", state->output, "also write the table to this file");
   return Command{app, [state] { return run_validate(*state); }};
 }

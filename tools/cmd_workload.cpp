@@ -4,10 +4,12 @@
 // `epsim workload presets` lists the bundled presets.
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tools/command.hpp"
+#include "tools/run_request.hpp"
 #include "workloads/routing_summary.hpp"
 #include "workloads/task_graph_builder.hpp"
 #include "workloads/task_graph_json.hpp"
@@ -21,8 +23,8 @@ namespace {
 struct WorkloadState {
   std::string workload;
   std::vector<std::string> overrides;
-  int ep = 0;
-  long long seed = -1;
+  std::optional<int> ep;          // unset: the workload's own
+  std::optional<long long> seed;  // unset: the workload's own
   bool json = false;
   CLI::App* show = nullptr;
   CLI::App* presets = nullptr;
@@ -35,8 +37,8 @@ int run(const WorkloadState& s) {
   }
   // --ep and --seed are shorthands for overrides, applied after --set.
   std::vector<std::string> overrides = s.overrides;
-  if (s.ep > 0) overrides.push_back("parallel.ep=" + std::to_string(s.ep));
-  if (s.seed >= 0) overrides.push_back("routing.seed=" + std::to_string(s.seed));
+  if (s.ep) overrides.push_back("parallel.ep=" + std::to_string(*s.ep));
+  if (s.seed) overrides.push_back("routing.seed=" + std::to_string(*s.seed));
   const workloads::WorkloadSpec w = workloads::load_workload(s.workload, overrides);
   const workloads::RoutingSample routing = workloads::sample_routing(w);
   const workloads::TaskGraph graph = workloads::build_task_graph(w, routing);
@@ -59,8 +61,7 @@ Command add_workload_command(CLI::App& epsim) {
   show->add_option("workload", state->workload, "workload TOML file or preset name (see `epsim workload presets`)")
       ->required();
   show->add_option("--set", state->overrides, "override one key, e.g. --set routing.kind=zipf (repeatable)");
-  show->add_option("--ep", state->ep, "expert-parallel ranks (same as --set parallel.ep=N)");
-  show->add_option("--seed", state->seed, "routing seed (same as --set routing.seed=N)");
+  add_ep_seed_options(*show, state->ep, state->seed);
   show->add_flag("--json", state->json, "print the task graph as JSON");
   state->show = show;
   state->presets = workload->add_subcommand("presets", "list the bundled workload presets");

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "tools/command.hpp"
+#include "tools/output_file.hpp"
 
 int main(int argc, char** argv) {
   using namespace epsim;
@@ -39,7 +40,10 @@ int main(int argc, char** argv) {
 
   try {
     for (const tools::Command& c : commands) {
-      if (c.app->parsed()) return c.run();
+      if (!c.app->parsed()) continue;
+      const int code = c.run();
+      tools::finish_stdout();  // a report that never reached its reader is not a success
+      return code;
     }
   } catch (const InputError& e) {
     // Option errors carry no file: prefix the program name, as for CLI11's own errors.

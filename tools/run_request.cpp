@@ -4,8 +4,10 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "sim/platform/sim_engine.hpp"
 #include "sim/platform/platform_loader.hpp"
 #include "workloads/task_graph_builder.hpp"
+#include "tools/option_checks.hpp"
 #include "workloads/workload_loader.hpp"
 
 namespace epsim::tools {
@@ -34,8 +36,8 @@ SplitOverrides split_overrides(const RunRequest& r) {
     else
       out.platform.push_back(o);
   }
-  if (r.ep > 0) out.workload.push_back("parallel.ep=" + std::to_string(r.ep));
-  if (r.seed >= 0) out.workload.push_back("routing.seed=" + std::to_string(r.seed));
+  if (r.ep) out.workload.push_back("parallel.ep=" + std::to_string(*r.ep));
+  if (r.seed) out.workload.push_back("routing.seed=" + std::to_string(*r.seed));
   if (sim::is_platform_xml(r.platform) && !out.platform.empty())
     throw option_error("--set " + out.platform.front(), "a SimGrid XML platform takes no overrides");
   return out;
@@ -69,6 +71,15 @@ sim::ReplayOptions replay_options(const RunRequest& r) {
 
 }  // namespace
 
+void add_ep_seed_options(CLI::App& cmd, std::optional<int>& ep, std::optional<long long>& seed) {
+  cmd.add_option_function<int>("--ep", [&ep](const int& v) { ep = v; },
+                               "expert-parallel ranks (same as --set parallel.ep=N)")
+      ->check(integer_in(1, 1 << 16));  // parallel.ep's range (workload_loader.cpp)
+  cmd.add_option_function<long long>("--seed", [&seed](const long long& v) { seed = v; },
+                                     "routing seed (same as --set routing.seed=N)")
+      ->check(integer_at_least(0));  // routing.seed's range
+}
+
 void add_run_options(CLI::App& cmd, RunRequest& r) {
   cmd.add_option("--platform", r.platform, "cluster TOML, preset name (see `epsim platform list`) or SimGrid XML")
       ->required();
@@ -77,8 +88,7 @@ void add_run_options(CLI::App& cmd, RunRequest& r) {
   cmd.add_option("--set", r.overrides,
                  "override one key (repeatable): model./parallel./precision./routing. keys go to the workload, "
                  "others to the platform; prefix workload. or platform. to choose");
-  cmd.add_option("--ep", r.ep, "expert-parallel ranks (same as --set parallel.ep=N)");
-  cmd.add_option("--seed", r.seed, "routing seed (same as --set routing.seed=N)");
+  add_ep_seed_options(cmd, r.ep, r.seed);
   cmd.add_option("--schedule", r.schedule, "serial (no overlap) or overlap (two micro-batches)")
       ->capture_default_str();
   cmd.add_option("--algorithm", r.algorithm,
@@ -89,7 +99,9 @@ void add_run_options(CLI::App& cmd, RunRequest& r) {
                  "(default above 8 ranks)");
   cmd.add_option("--all-reduce", r.all_reduce, "gradient all-reduce: ring or hierarchical")->capture_default_str();
   cmd.add_flag("--simgrid-log", r.simgrid_log, "keep SimGrid's own log output");
-  cmd.add_option("--cfg", r.simgrid_config, "extra SimGrid configuration name:value (repeatable)");
+  cmd.add_option("--cfg", r.simgrid_config,
+                 "extra SimGrid setting name:value (repeatable; the allowed ones are listed in docs/simulator.md)")
+      ->check(CLI::Validator([](std::string& s) { return sim::engine_setting_refusal(s); }, "NAME:VALUE"));
 }
 
 RunRequest parse_run_request(const std::vector<std::string>& args) {

@@ -2,6 +2,7 @@
 // command and by sweep points, and the one function that simulates it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,8 @@ struct RunRequest {
   std::string platform;                // cluster TOML, preset name or SimGrid XML
   std::string workload;                // workload TOML or preset name
   std::vector<std::string> overrides;  // --set key=value
-  int ep = 0;                          // 0: the workload's own
-  long long seed = -1;                 // -1: the workload's own
+  std::optional<int> ep;               // unset: the workload's own
+  std::optional<long long> seed;       // unset: the workload's own
   std::string schedule = "overlap";
   std::string algorithm;  // dispatch/combine: direct or hierarchical; "": from the platform
   std::string fidelity;   // per-flow or aggregated; "": per-flow up to 8 ranks
@@ -27,8 +28,13 @@ struct RunRequest {
   std::vector<std::string> simgrid_config;
 };
 
-// Declares --platform ... --cfg on `cmd`, bound to `request`.
+// Declares --platform ... --cfg on `cmd`, bound to `request`; --ep, --seed
+// and --cfg are range-checked as their TOML keys (parallel.ep, routing.seed)
+// and SimGrid's allow-list (sim::engine_setting_refusal) are.
 void add_run_options(CLI::App& cmd, RunRequest& request);
+
+// Declares --ep and --seed (run, workload show): unset unless given.
+void add_ep_seed_options(CLI::App& cmd, std::optional<int>& ep, std::optional<long long>& seed);
 
 // Parses run options (as a sweep point lists them); bad ones throw InputError.
 RunRequest parse_run_request(const std::vector<std::string>& args);

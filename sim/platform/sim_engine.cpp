@@ -1,21 +1,106 @@
 // Engine construction: configuration through argv so that it is applied
 // before any platform exists, and SimGrid's refusals turned into InputError.
+// Extra settings pass an allow-list first: SimGrid aborts, hangs or crashes on
+// many values (an unknown name prints its whole help; a 1 KiB stack segfaults;
+// a negative precision never converges), so it only sees values it can take.
 #include "sim/platform/sim_engine.hpp"
 
+#include <cmath>
+#include <cstdlib>
 #include <exception>
 
+#include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>
 
 #include "core/error.hpp"
 
 namespace epsim::sim {
 
+namespace {
+
+// One setting a user may pass: its name, the values it takes, what it does.
+struct AllowedSetting {
+  const char* name;
+  enum Kind { kPrecision, kStackSize, kFactory } kind;
+  const char* what;
+};
+
+// Keep docs/simulator.md ("SimGrid settings") in step with this table.
+constexpr AllowedSetting kAllowed[] = {
+    {"maxmin/precision", AllowedSetting::kPrecision, "tolerance of the bandwidth-sharing solver"},
+    {"surf/precision", AllowedSetting::kPrecision, "tolerance on activity completion times"},
+    {"contexts/factory", AllowedSetting::kFactory, "how actors are switched: thread, ucontext or raw"},
+    {"contexts/stack-size", AllowedSetting::kStackSize, "actor stack size in KiB"},
+};
+
+// Fixed by the platform contract (docs/simulator.md): changing them would
+// make every bound and golden number wrong, so they are refused by name.
+constexpr const char* kContractSettings[] = {"host/model", "network/model", "cpu/model", "network/TCP-gamma"};
+
+bool parse_double(const std::string& s, double& out) {
+  char* end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size();
+}
+
+bool parse_long(const std::string& s, long& out) {
+  char* end = nullptr;
+  out = std::strtol(s.c_str(), &end, 10);
+  return !s.empty() && end == s.c_str() + s.size();
+}
+
+std::string value_refusal(const AllowedSetting& a, const std::string& value) {
+  switch (a.kind) {
+    case AllowedSetting::kPrecision: {
+      double v = 0;
+      if (!parse_double(value, v) || !std::isfinite(v) || v <= 0 || v > 1e-2)
+        return fmt::format("{}: expected a number in (0, 1e-2], got \"{}\"", a.name, value);
+      return "";
+    }
+    case AllowedSetting::kStackSize: {
+      long v = 0;
+      if (!parse_long(value, v) || v < 256 || v > 1048576)
+        return fmt::format("{}: expected KiB in [256, 1048576], got \"{}\"", a.name, value);
+      return "";
+    }
+    case AllowedSetting::kFactory:
+      if (value != "thread" && value != "ucontext" && value != "raw")
+        return fmt::format("{}: expected thread, ucontext or raw, got \"{}\"", a.name, value);
+      return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string engine_setting_refusal(const std::string& setting) {
+  const std::size_t colon = setting.find(':');
+  if (colon == std::string::npos) return fmt::format("expected name:value, got \"{}\"", setting);
+  const std::string name = setting.substr(0, colon);
+  const std::string value = setting.substr(colon + 1);
+  for (const char* fixed : kContractSettings) {
+    if (name == fixed)
+      return name + ": fixed by the platform contract (host/model ptask_L07, network/TCP-gamma 0); the bounds "
+                    "assume it";
+  }
+  for (const AllowedSetting& a : kAllowed) {
+    if (name == a.name) return value_refusal(a, value);
+  }
+  std::string names;
+  for (const AllowedSetting& a : kAllowed) names += std::string(names.empty() ? "" : ", ") + a.name;
+  return fmt::format("{}: not a setting epsim passes to SimGrid; allowed: {}", name, names);
+}
+
 SimEngine::SimEngine(std::string source, const EngineOptions& options) : source_(std::move(source)) {
   std::vector<std::string> args = {"epsim"};
   if (!options.simgrid_logs) args.emplace_back("--log=root.thresh:critical");
   args.emplace_back("--cfg=host/model:ptask_L07");
   args.emplace_back("--cfg=network/TCP-gamma:0");
-  for (const std::string& c : options.extra_config) args.push_back("--cfg=" + c);
+  for (const std::string& c : options.extra_config) {
+    const std::string why = engine_setting_refusal(c);
+    if (!why.empty()) throw InputError({"SimGrid configuration", 0, 0}, "", why);
+    args.push_back("--cfg=" + c);
+  }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

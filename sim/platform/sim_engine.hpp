@@ -19,6 +19,11 @@ struct EngineOptions {
   std::vector<std::string> extra_config;  // "name:value" pairs, e.g. "contexts/factory:thread"
 };
 
+// Why SimGrid must not see `setting` ("name:value"), or "" when it may: only
+// the allow-listed settings (docs/simulator.md) with values in range pass;
+// the contract's own (host/model, network/TCP-gamma...) are refused by name.
+std::string engine_setting_refusal(const std::string& setting);
+
 class SimEngine {
  public:
   // Constructs and configures the engine, with no platform yet; `source`

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "tools/sweep/results_store.hpp"
 
 namespace epsim::sweep {
@@ -108,9 +109,11 @@ std::string results_csv(const SweepSpec& spec, const std::vector<nlohmann::json>
 
 void write_results_csv(const std::string& path, const SweepSpec& spec,
                        const std::vector<nlohmann::json>& records) {
+  // The caller checked the path up front; what can still fail is the write itself (a full disk).
   std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path);
   out << results_csv(spec, records);
+  out.close();
+  if (!out) throw InputError(SourceLocation{path}, "", "cannot write the CSV table");
 }
 
 }  // namespace epsim::sweep

@@ -84,6 +84,10 @@ Axis read_axis(TableReader& t, const std::vector<Axis>& earlier) {
     if (axis.key == "seed" && !v.is_integer()) {
       throw InputError(location_of(v), t.key_path("values"), "seeds are integers");
     }
+    if (axis.key == "seed" && *v.value<std::int64_t>() < 0) {  // as base.seed: no "unset" seed
+      throw InputError(location_of(v), t.key_path("values"),
+                       fmt::format("expected an integer >= 0, got {}", *v.value<std::int64_t>()));
+    }
     if (axis.key != "seed" && !is_override_key(axis.key) && !v.is_string()) {
       throw InputError(location_of(v), t.key_path("values"), "expected a string");
     }

@@ -51,8 +51,8 @@ SPEC
 
 case "$case_name" in
   failing)
-    # ep=64 cannot split tiny-moe's 32 experts: rejected before running, with
-    # the spec's line. A SimGrid XML with one node cannot hold 4 ranks at 2
+    # ep=64 cannot split tiny-moe's 32 experts: rejected before running, at
+    # the spec's ep entry (line 10), not at the first axis. A SimGrid XML with one node cannot hold 4 ranks at 2
     # per node: the pre-check probes the XML and rejects that point too. The
     # others complete and the exit code says some failed.
     cat > "$work/spec.toml" <<SPEC
@@ -72,7 +72,7 @@ SPEC
     rc=$?
     set -e
     [ "$rc" -eq 1 ] || fail "exit code $rc, expected 1"
-    grep -q 'spec.toml:7:11: point 1 (platform="a2", workload.parallel.ep=64): .*not divisible' "$work/err" \
+    grep -q 'spec.toml:10:14: point 1 (platform="a2", workload.parallel.ep=64): .*not divisible' "$work/err" \
       || { cat "$work/err"; fail "no located error for point 1"; }
     canonical "$work/spec.results.jsonl" > "$work/c"
     [ "$(grep -c $'\tok\t' "$work/c")" -eq 2 ] || fail "expected 2 ok points"
