@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "core/physical_ranges.hpp"
+
 namespace epsim {
 
 namespace {
@@ -84,12 +86,24 @@ toml::table parse_toml_text(std::string_view text, const std::string& source_nam
   }
 }
 
-toml::table load_toml_file(const std::string& path) {
+std::string read_input_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(SourceLocation{path}, "", "cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_toml_text(text.str(), path);
+  // A bounded read, not the stat size: /dev/zero and pipes have none.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk), in.gcount() > 0) {
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes)
+      throw InputError(SourceLocation{path}, "",
+                       fmt::format("file is larger than the input limit of {} MiB", kMaxInputFileBytes >> 20));
+  }
+  if (in.bad()) throw InputError(SourceLocation{path}, "", "cannot read file");
+  return text;
+}
+
+toml::table load_toml_file(const std::string& path) {
+  return parse_toml_text(read_input_file(path), path);
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
@@ -181,6 +195,8 @@ double TableReader::quantity(std::string_view key, Quantity kind) {
     fail(key, e.what());
   }
   if (!(v > 0)) fail(key, "must be > 0, got " + quote(n));
+  const std::string out_of_range = physical_range_problem(kind, v);
+  if (!out_of_range.empty()) fail(key, out_of_range + ", got " + quote(n));
   return v;
 }
 
