@@ -89,7 +89,7 @@ std::string wide_axes() {
 TEST_CASE("a spec expanding to more than max_points is refused before expansion", "[sweep]") {
   CHECK(error_of("wide.toml", std::string(kBase) + wide_axes()) ==
         std::string(EPSIM_BINARY_DIR) +
-            "/wide.toml:6:1: error: axis: the axes expand to more than 10000 points (max_points); set max_points = N "
+            "/wide.toml:5:1: error: axis: the axes expand to more than 10000 points (max_points); set max_points = N "
             "at the top of the spec to allow more, up to 1000000");
   const SweepSpec allowed = load_sweep_spec(write_spec("wide_allowed.toml", "max_points = 20000\n" + std::string(kBase) + wide_axes()));
   CHECK(allowed.points.size() == 10201);
