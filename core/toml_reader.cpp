@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/overrides.hpp"
+#include "core/physical_ranges.hpp"
 
 namespace epsim {
 
@@ -94,15 +95,27 @@ toml::table parse_toml_text(std::string_view text, const std::string& source_nam
   }
 }
 
-toml::table load_toml_file(const std::string& path) {
+std::string read_input_file(const std::string& path) {
   // A folder opens as an empty stream on Linux and would read as an empty document.
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError(SourceLocation{path}, "", "is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(SourceLocation{path}, "", "cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_toml_text(text.str(), path);
+  // A bounded read, not the stat size: /dev/zero and pipes have none.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk), in.gcount() > 0) {
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes)
+      throw InputError(SourceLocation{path}, "",
+                       fmt::format("file is larger than the input limit of {} MiB", kMaxInputFileBytes >> 20));
+  }
+  if (in.bad()) throw InputError(SourceLocation{path}, "", "cannot read file");
+  return text;
+}
+
+toml::table load_toml_file(const std::string& path) {
+  return parse_toml_text(read_input_file(path), path);
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
@@ -211,6 +224,8 @@ double TableReader::quantity(std::string_view key, Quantity kind) {
     fail(key, e.what());
   }
   if (!(v > 0)) fail(key, "must be > 0, got " + quote(n));
+  const std::string out_of_range = physical_range_problem(kind, v);
+  if (!out_of_range.empty()) fail(key, out_of_range + ", got " + quote(n));
   return v;
 }
 

@@ -3,6 +3,7 @@
 // with a "did you mean". All errors are InputError with file:line:column.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -17,6 +18,15 @@
 #include "core/units.hpp"
 
 namespace epsim {
+
+// The largest input file epsim reads (TOML, XML, trace CSV): 64 MiB, far
+// above any real platform or trace, so a wrong path (/dev/zero) fails fast.
+inline constexpr std::size_t kMaxInputFileBytes = std::size_t{64} << 20;
+
+// The whole text of an input file, read in bounded chunks (special files
+// included); InputError naming the file when it cannot be opened or is
+// larger than kMaxInputFileBytes.
+std::string read_input_file(const std::string& path);
 
 // Parses a TOML file; a syntax error becomes an InputError at its position.
 toml::table load_toml_file(const std::string& path);
@@ -49,7 +59,8 @@ class TableReader {
   double number(std::string_view key, double min, double max);
   double number_or(std::string_view key, double fallback, double min, double max);
 
-  // A unit string (see units.hpp), required to be > 0.
+  // A unit string (see units.hpp), required to be > 0 and inside the
+  // physical range of its kind (core/physical_ranges.hpp).
   double quantity(std::string_view key, Quantity kind);
   double quantity_or(std::string_view key, double fallback, Quantity kind);
 

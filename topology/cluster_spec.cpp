@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/overrides.hpp"
+#include "core/physical_ranges.hpp"
 #include "core/toml_reader.hpp"
 #include "topology/presets.hpp"
 
@@ -27,6 +28,8 @@ double latency_or_zero(TableReader& t, std::string_view key) {
     t.fail(key, e.what());
   }
   if (v < 0) t.fail(key, "must be >= 0, got \"" + *n->value<std::string>() + "\"");
+  const std::string out_of_range = physical_range_problem(Quantity::kTime, v);
+  if (!out_of_range.empty()) t.fail(key, out_of_range + ", got \"" + *n->value<std::string>() + "\"");
   return v;
 }
 

@@ -4,8 +4,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
+
+#include "core/toml_reader.hpp"
 
 namespace epsim::workloads {
 
@@ -42,8 +45,8 @@ bool is_blank(const std::string& line) {
 
 RoutingTrace read_routing_trace(const std::string& path, const ModelSpec& model,
                                 const std::string& key, const SourceLocation& key_where) {
-  std::ifstream in(path);
-  if (!in) throw InputError(key_where, key, "cannot open trace file \"" + path + "\"");
+  if (!std::ifstream(path)) throw InputError(key_where, key, "cannot open trace file \"" + path + "\"");
+  std::istringstream in(read_input_file(path));
 
   RoutingTrace trace;
   trace.path = path;

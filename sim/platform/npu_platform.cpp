@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>
@@ -16,6 +17,7 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include "core/error.hpp"
+#include "core/physical_ranges.hpp"
 #include "core/units.hpp"
 #include "topology/cluster_spec.hpp"
 
@@ -51,7 +53,27 @@ double number_property(const Context& ctx, const s4u::Host* host, const char* ke
   }
   if (!std::isfinite(value) || value < 0)
     ctx.fail(subject, fmt::format("expected a finite number >= 0, got \"{}\"", text));
+  if (kind) {
+    const std::string out_of_range = physical_range_problem(*kind, value);
+    if (!out_of_range.empty()) ctx.fail(subject, fmt::format("{}, got \"{}\"", out_of_range, text));
+  }
   return value;
+}
+
+// A link's facts, its bandwidth and latency inside their physical ranges.
+LinkFacts link_facts(const Context& ctx, const s4u::Link* link) {
+  LinkFacts f;
+  f.name = link->get_name();
+  f.bandwidth_Bps = link->get_bandwidth();
+  f.latency_s = link->get_latency();
+  f.shared = link->get_sharing_policy() != s4u::Link::SharingPolicy::FATPIPE;
+  if (!(f.bandwidth_Bps > 0)) ctx.fail("link " + f.name, "bandwidth must be > 0");
+  for (auto [kind, what, value] : {std::tuple{Quantity::kBandwidth, "bandwidth", f.bandwidth_Bps},
+                                   std::tuple{Quantity::kTime, "latency", f.latency_s}}) {
+    const std::string out_of_range = physical_range_problem(kind, value);
+    if (!out_of_range.empty()) ctx.fail("link " + f.name, fmt::format("{} {}", what, out_of_range));
+  }
+  return f;
 }
 
 // Reads the decimal index starting at `at` (advanced past its digits):
@@ -104,15 +126,7 @@ LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& p
   std::map<const s4u::Link*, int> link_index;
   auto index_of = [&](const s4u::Link* link) {
     auto [it, inserted] = link_index.emplace(link, static_cast<int>(facts.links.size()));
-    if (inserted) {
-      LinkFacts f;
-      f.name = link->get_name();
-      f.bandwidth_Bps = link->get_bandwidth();
-      f.latency_s = link->get_latency();
-      f.shared = link->get_sharing_policy() != s4u::Link::SharingPolicy::FATPIPE;
-      if (!(f.bandwidth_Bps > 0)) ctx.fail("link " + f.name, "bandwidth must be > 0");
-      facts.links.push_back(f);
-    }
+    if (inserted) facts.links.push_back(link_facts(ctx, link));
     return it->second;
   };
 
@@ -124,6 +138,8 @@ LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& p
     const std::string subject = "host " + npu.name;
     npu.flops_bf16_per_s = host->get_speed();
     if (!(npu.flops_bf16_per_s > 0)) ctx.fail(subject, "speed (the bf16 peak) must be > 0");
+    const std::string speed_out_of_range = physical_range_problem(Quantity::kFlopRate, npu.flops_bf16_per_s);
+    if (!speed_out_of_range.empty()) ctx.fail(subject, "speed (the bf16 peak) " + speed_out_of_range);
     double bf16 = number_property(ctx, host, "flops_bf16", Quantity::kFlopRate, npu.flops_bf16_per_s);
     if (!close(bf16, npu.flops_bf16_per_s))
       ctx.fail(subject, fmt::format("property flops_bf16 ({:g}) must equal the host speed ({:g} FLOP/s)", bf16,
@@ -162,15 +178,7 @@ LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& p
   auto state = std::make_shared<std::map<const s4u::Link*, int>>(std::move(link_index));
   auto shared_index = [state, &facts, &ctx](const s4u::Link* l) {
     auto [it, inserted] = state->emplace(l, static_cast<int>(facts.links.size()));
-    if (inserted) {
-      LinkFacts f;
-      f.name = l->get_name();
-      f.bandwidth_Bps = l->get_bandwidth();
-      f.latency_s = l->get_latency();
-      f.shared = l->get_sharing_policy() != s4u::Link::SharingPolicy::FATPIPE;
-      if (!(f.bandwidth_Bps > 0)) ctx.fail("link " + f.name, "bandwidth must be > 0");
-      facts.links.push_back(f);
-    }
+    if (inserted) facts.links.push_back(link_facts(ctx, l));
     return it->second;
   };
   // Every link of the platform gets its index now, in the engine's (name)

@@ -188,7 +188,7 @@ TEST_CASE("XML whose NPU lacks its HBM bandwidth is rejected with the host named
       "bad_props.xml",
       kHeader +
           "<zone id=\"z\" routing=\"Full\">\n"
-          "<host id=\"node0.npu0\" speed=\"1f\"/>\n"
+          "<host id=\"node0.npu0\" speed=\"1Tf\"/>\n"
           "<link id=\"node0.npu0.hbm\" bandwidth=\"1GBps\" latency=\"0s\"/>\n"
           "<route src=\"node0.npu0\" dst=\"node0.npu0\"><link_ctn id=\"node0.npu0.hbm\"/></route>\n"
           "</zone>\n</platform>\n");

@@ -92,6 +92,15 @@ TEST_CASE("platforms that break the contract are rejected with the culprit named
       {"grid_hole", platform(kProps, kHbm, kLoop, R"(<host id="node1.npu1" speed="1Tf"/>)"),
        "missing host node1.npu0"},
       {"not_xml", "<platform", "not a valid SimGrid platform"},
+      // Physical ranges (core/physical_ranges.hpp), on every link and host figure.
+      {"link_bandwidth_tiny", platform(kProps, kHbm, kLoop, R"(<link id="spare" bandwidth="1e-300Bps" latency="0"/>)"),
+       "link spare: bandwidth 1e-300 B/s is outside the physical range [1000, 1e+15] B/s"},
+      {"link_latency_huge", platform(kProps, kHbm, kLoop, R"(<link id="spare" bandwidth="1GBps" latency="1e300s"/>)"),
+       "link spare: latency 1e+300 s is outside the physical range [0, 1] s"},
+      {"hbm_capacity_tiny", platform(kProps + R"(<prop id="hbm_capacity" value="1"/>)", kHbm, kLoop),
+       "host node0.npu1 property hbm_capacity: 1 B is outside the physical range [1e+06, 1e+15] B, got \"1\""},
+      {"flops_huge", platform(kProps + R"(<prop id="flops_fp32" value="1e30"/>)", kHbm, kLoop),
+       "host node0.npu1 property flops_fp32: 1e+30 FLOP/s is outside the physical range [1e+06, 1e+18] FLOP/s"},
       {"share_as_unit", platform(kProps + R"(<prop id="comm_compute_share" value="0.1Tf"/>)", kHbm, kLoop),
        "host node0.npu1 property comm_compute_share: expected a plain number, got \"0.1Tf\""},
   };

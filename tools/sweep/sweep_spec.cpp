@@ -188,10 +188,21 @@ SweepSpec load_sweep_spec(const std::string& path) {
       spec.axes.push_back(read_axis(t, spec.axes));
     }
   }
+  // Counted before expanding: a typo'd axis must not allocate 1e12 points.
+  const std::int64_t max_points = root.integer_or("max_points", kDefaultMaxSweepPoints, 1, kMaxSweepPointsLimit);
   root.finish();
 
   // Cartesian product over zip groups, the first axis varying slowest.
   std::vector<std::vector<std::size_t>> groups = zip_groups(spec.axes);
+  std::int64_t count = 1;
+  for (const std::vector<std::size_t>& group : groups) {
+    count *= static_cast<std::int64_t>(spec.axes[group.front()].values.size());
+    if (count > max_points) {
+      root.fail("axis", fmt::format("the axes expand to more than {} points (max_points); "
+                                    "set max_points = N at the top of the spec to allow more, up to {}",
+                                    max_points, kMaxSweepPointsLimit));
+    }
+  }
   std::vector<std::size_t> position(groups.size(), 0);
   for (int index = 0;; ++index) {
     Point p = spec.base;

@@ -47,9 +47,14 @@ struct SweepSpec {
   std::vector<Point> points;  // expanded
 };
 
+// Points a spec may expand to unless it sets a top-level `max_points`
+// (at most kMaxSweepPointsLimit): a sweep of more is usually a typo.
+inline constexpr std::int64_t kDefaultMaxSweepPoints = 10000;
+inline constexpr std::int64_t kMaxSweepPointsLimit = 1000000;
+
 // Reads and expands a spec. Throws InputError (file:line:col, key) for
 // unknown keys, unknown axis keys, empty axes, zip partners of unequal
-// length or unknown, and duplicate axes.
+// length or unknown, duplicate axes, and more points than max_points.
 SweepSpec load_sweep_spec(const std::string& path);
 
 }  // namespace epsim::sweep

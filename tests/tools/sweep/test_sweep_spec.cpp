@@ -78,6 +78,25 @@ TEST_CASE("a spec without axes is one point", "[sweep]") {
   CHECK(spec.points[0].platform == "a2");
 }
 
+// Two axes of 101 values: 10201 points, above the default max_points (10000).
+std::string wide_axes() {
+  std::string values;
+  for (int i = 0; i <= 100; ++i) values += (i ? ", " : "") + std::to_string(i);
+  return "[[axis]]\nkey = \"seed\"\nvalues = [" + values + "]\n[[axis]]\nkey = \"platform.node.count\"\nvalues = [" +
+         values + "]\n";
+}
+
+TEST_CASE("a spec expanding to more than max_points is refused before expansion", "[sweep]") {
+  CHECK(error_of("wide.toml", std::string(kBase) + wide_axes()) ==
+        std::string(EPSIM_BINARY_DIR) +
+            "/wide.toml:5:1: error: axis: the axes expand to more than 10000 points (max_points); set max_points = N "
+            "at the top of the spec to allow more, up to 1000000");
+  const SweepSpec allowed = load_sweep_spec(write_spec("wide_allowed.toml", "max_points = 20000\n" + std::string(kBase) + wide_axes()));
+  CHECK(allowed.points.size() == 10201);
+  CHECK_THAT(error_of("max_points_range.toml", "max_points = 2000000\n" + std::string(kBase)),
+             Catch::Contains("max_points_range.toml:1:14: error: max_points: expected an integer in [1, 1000000], got 2000000"));
+}
+
 TEST_CASE("bad specs name file, line and key", "[sweep]") {
   struct Row {
     const char* name;
