@@ -48,7 +48,9 @@ TEST_CASE("presets model what their files say", "[spec]") {
   CHECK(cm.supernode->port_bandwidth_Bps == 392e9);
   ClusterSpec h = load_cluster_spec("h800");
   CHECK(h.node.fabric == NodeFabricKind::kSwitch);
-  CHECK(h.node.link_bandwidth_Bps == 160e9);
+  CHECK(h.node.link_bandwidth_Bps == 200e9);  // line rate; x 0.6806 calibrated on DeepEP EP8
+  CHECK(h.node.link_efficiency == 0.6806);
+  CHECK(h.scaleout->nic_efficiency == 0.9081);
   CHECK(h.scaleout->kind == ScaleoutKind::kRail);
   CHECK(h.scaleout->nic_bandwidth_Bps == 50e9);
   CHECK(h.npu.flops_fp8 == 1979e12);
