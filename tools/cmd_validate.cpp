@@ -1,10 +1,12 @@
-// `epsim validate`: DeepEP's published H800 dispatch/combine bandwidths
-// against the simulator (docs/validation.md).
-//   epsim validate [--platform h800] [--set k=v]... [--seed N] [--chunks N] [-o table.txt]
+// `epsim validate`: a measurement file's dispatch/combine rows against the
+// simulator, DeepEP's published H800 table by default (docs/validation.md).
+//   epsim validate [FILE.toml] [--platform h800] [--set k=v]... [--seed N] [--chunks N]
+//                  [--nvlink-row EP] [--rdma-row EP] [-o table.txt] [--json] [--write-platform OUT]
 #include <iostream>
 
 #include "core/error.hpp"
 #include "sim/validation/deepep_validation.hpp"
+#include "sim/validation/measurement_file.hpp"
 #include "tools/command.hpp"
 #include "tools/option_checks.hpp"
 #include "tools/output_file.hpp"
@@ -14,39 +16,66 @@ namespace epsim::tools {
 namespace {
 
 struct ValidateState {
-  sim::DeepEpValidationOptions options;
+  std::string file;  // empty: the shipped DeepEP H800 file
+  std::string platform;
+  std::vector<std::string> overrides;
+  std::uint64_t seed = 1;
+  int tokens_per_rank = 0;  // 0: the file's
+  int pipeline_chunks = sim::AlltoallvOptions{}.pipeline_chunks;
+  int nvlink_row = 0;  // 0: the file's calibration rows
+  int rdma_row = 0;
   std::string output;
+  std::string write_platform;
+  bool json = false;
 };
 
-// The options the library would refuse, refused here by their flags.
-void check_options(const sim::DeepEpValidationOptions& o) {
-  auto published = [](const char* flag, int ep) {
-    if (!sim::find_deepep_measurement(ep))
-      throw option_error(flag, "DeepEP published EP8, 16, 32 and 64; got " + std::to_string(ep));
+// The file's validation with the flags given on top; flags the library
+// would refuse are refused here by their names.
+sim::DeepEpValidationOptions options(const ValidateState& s) {
+  sim::DeepEpValidationOptions o =
+      sim::validation_options(sim::load_measurement_file(s.file.empty() ? sim::default_measurement_file() : s.file));
+  if (!s.platform.empty()) o.platform = s.platform;
+  o.overrides.insert(o.overrides.end(), s.overrides.begin(), s.overrides.end());
+  o.seed = s.seed;
+  o.pipeline_chunks = s.pipeline_chunks;
+  auto measured = [&](const char* flag, int ep) {
+    if (!sim::find_measurement(o.measurements, ep))
+      throw option_error(flag, "the measured rows are " + sim::measured_eps(o.measurements) + "; got " +
+                                   std::to_string(ep));
   };
-  published("--nvlink-row", o.nvlink_calibration_ep);
-  published("--rdma-row", o.rdma_calibration_ep);
-  if (o.nvlink_calibration_ep > sim::kDeepEpGpusPerNode)
-    throw option_error("--nvlink-row", "NVLink calibrates on an intranode row (EP <= 8)");
-  if (o.rdma_calibration_ep <= sim::kDeepEpGpusPerNode)
-    throw option_error("--rdma-row", "RDMA calibrates on an internode row (EP > 8)");
-  if (o.tokens_per_rank != sim::kDeepEpTokensPerRank)
-    throw option_error("--tokens", "DeepEP measured its rows at " + std::to_string(sim::kDeepEpTokensPerRank) +
+  if (s.nvlink_row != 0) {
+    measured("--nvlink-row", s.nvlink_row);
+    if (s.nvlink_row > sim::kDeepEpGpusPerNode)
+      throw option_error("--nvlink-row", "NVLink calibrates on an intranode row (EP <= 8)");
+    o.nvlink_calibration_ep = s.nvlink_row;
+  }
+  if (s.rdma_row != 0) {
+    measured("--rdma-row", s.rdma_row);
+    if (s.rdma_row <= sim::kDeepEpGpusPerNode)
+      throw option_error("--rdma-row", "RDMA calibrates on an internode row (EP > 8)");
+    o.rdma_calibration_ep = s.rdma_row;
+  }
+  if (s.tokens_per_rank != 0 && s.tokens_per_rank != o.measured_tokens_per_rank)
+    throw option_error("--tokens", "the rows were measured at " + std::to_string(o.measured_tokens_per_rank) +
                                        " tokens per rank; other shapes have no measurement to compare with");
   if (o.pipeline_chunks < 1) throw option_error("--chunks", "expected >= 1, got " + std::to_string(o.pipeline_chunks));
+  return o;
+}
+
+void write_file(const std::string& option, const std::string& path, const std::string& text) {
+  OutputFile out(option, path);
+  out.stream() << text;
+  out.close();
 }
 
 int run_validate(const ValidateState& s) {
-  check_options(s.options);
   if (!s.output.empty()) check_output_path("--output", s.output);
-  const sim::DeepEpValidation v = sim::run_deepep_validation(s.options);
-  const std::string table = sim::format_deepep_validation(v);
+  if (!s.write_platform.empty()) check_output_path("--write-platform", s.write_platform);
+  const sim::DeepEpValidation v = sim::run_deepep_validation(options(s));
+  const std::string table = s.json ? sim::format_deepep_validation_json(v) : sim::format_deepep_validation(v);
   std::cout << table;
-  if (!s.output.empty()) {
-    OutputFile out("--output", s.output);
-    out.stream() << table;
-    out.close();
-  }
+  if (!s.output.empty()) write_file("--output", s.output, table);
+  if (!s.write_platform.empty()) write_file("--write-platform", s.write_platform, sim::calibrated_platform_toml(v));
   return 0;
 }
 
@@ -54,30 +83,22 @@ int run_validate(const ValidateState& s) {
 
 Command add_validate_command(CLI::App& epsim) {
   auto state = std::make_shared<ValidateState>();
-  sim::DeepEpValidationOptions& o = state->options;
   CLI::App* app = epsim.add_subcommand(
-      "validate", "simulate DeepEP's published H800 dispatch/combine rows (EP8 intranode, EP16/32/64 internode)");
-  app->add_option("--platform", o.platform, "cluster preset or TOML file (8 GPUs per node, >= 8 nodes)")
-      ->capture_default_str();
-  app->add_option("--set", o.overrides, "override one platform key, e.g. --set scaleout.nic_latency=3us");
-  app->add_option("--seed", o.seed, "routing seed")->check(integer_at_least(0))->capture_default_str();
-  app->add_option("--tokens", o.tokens_per_rank, "tokens per rank (DeepEP measured 4096 only)")
+      "validate", "simulate a measurement file's dispatch/combine rows (default: DeepEP's H800 normal-kernel table)");
+  app->add_option("file", state->file, "measurement TOML (docs/validation.md); default validation/deepep-h800-normal.toml");
+  app->add_option("--platform", state->platform, "cluster preset or TOML file instead of the file's (8 GPUs per node)");
+  app->add_option("--set", state->overrides, "override one platform key after the file's, e.g. --set scaleout.nic_latency=3us");
+  app->add_option("--seed", state->seed, "routing seed")->check(integer_at_least(0))->capture_default_str();
+  app->add_option("--tokens", state->tokens_per_rank, "tokens per rank (must be the file's)")->check(integer_at_least(1));
+  app->add_option("--chunks", state->pipeline_chunks, "pipelined chunks per kernel stage (as `run`'s hierarchical)")
       ->check(integer_at_least(1))
       ->capture_default_str();
-  app->add_option("--chunks", o.pipeline_chunks, "pipelined chunks per kernel stage (as `run`'s hierarchical)")
-      ->check(integer_at_least(1))
-      ->capture_default_str();
-  app->add_option("--nvlink-row", o.nvlink_calibration_ep, "EP of the row calibrating NVLink efficiency")
-      ->capture_default_str();
-  app->add_option("--rdma-row", o.rdma_calibration_ep, "EP of the row calibrating RDMA efficiency")
-      ->capture_default_str();
-  app->add_option("--nvlink-line-rate", o.nvlink_line_rate_Bps, "NVLink B/s per direction per GPU")
-      ->check(positive_number())
-      ->capture_default_str();
-  app->add_option("--nic-line-rate", o.nic_line_rate_Bps, "NIC B/s per direction")
-      ->check(positive_number())
-      ->capture_default_str();
+  app->add_option("--nvlink-row", state->nvlink_row, "EP of the row calibrating node.link_efficiency instead of the file's");
+  app->add_option("--rdma-row", state->rdma_row, "EP of the row calibrating scaleout.nic_efficiency instead of the file's");
   app->add_option("-o,--output", state->output, "also write the table to this file");
+  app->add_flag("--json", state->json, "print per row and kernel measured/simulated GB/s and us, error, as JSON");
+  app->add_option("--write-platform", state->write_platform,
+                  "write the platform TOML with the calibrated node.link_efficiency and scaleout.nic_efficiency");
   return Command{app, [state] { return run_validate(*state); }};
 }
 

@@ -45,6 +45,16 @@ double read_share(TableReader& t, std::string_view key) {
   return v;
 }
 
+// A share of a line rate in (0, 1], default 1 (the line rate itself).
+double read_efficiency(TableReader& t, std::string_view key) {
+  const toml::node* n = t.node(key);
+  if (!n) return 1;
+  if (!n->is_number()) t.number(key, 0, 1);  // fails with the type found
+  const double v = n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
+  if (!(v > 0 && v <= 1)) t.fail(key, fmt::format("expected a share of the line rate in (0, 1], got {:g}", v));
+  return v;
+}
+
 NpuSpec read_npu(TableReader t) {
   NpuSpec npu;
   npu.model = t.string_or("model", "");
@@ -70,6 +80,7 @@ NodeSpec read_node(TableReader t, bool supernode) {
     node.fabric =
         t.choice("fabric", {"mesh", "switch"}) == "mesh" ? NodeFabricKind::kMesh : NodeFabricKind::kSwitch;
     node.link_bandwidth_Bps = t.quantity("link_bandwidth", Quantity::kBandwidth);
+    node.link_efficiency = read_efficiency(t, "link_efficiency");
     node.link_latency_s = latency_or_zero(t, "link_latency");
     if (node.fabric == NodeFabricKind::kSwitch) node.switch_latency_s = latency_or_zero(t, "switch_latency");
   }
@@ -85,6 +96,7 @@ ScaleoutSpec read_scaleout(TableReader t) {
                               : ScaleoutKind::kLeafSpine;
   s.nic_per_npu = t.choice_or("nics", "per_npu", {"per_npu", "per_node"}) == "per_npu";
   s.nic_bandwidth_Bps = t.quantity("nic_bandwidth", Quantity::kBandwidth);
+  s.nic_efficiency = read_efficiency(t, "nic_efficiency");
   s.nic_latency_s = latency_or_zero(t, "nic_latency");
   s.switch_latency_s = latency_or_zero(t, "switch_latency");
   if (s.kind == ScaleoutKind::kLeafSpine) {

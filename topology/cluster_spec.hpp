@@ -37,10 +37,17 @@ struct NodeSpec {
   int count = 0;  // nodes in the cluster, >= 1
   SourceLocation count_given_at;  // where `count` was read (file:line:col, or "--set ..."), for placement errors
   NodeFabricKind fabric = NodeFabricKind::kMesh;
-  double link_bandwidth_Bps = 0;  // per pair (mesh) or per port (switch), each direction
+  double link_bandwidth_Bps = 0;  // line rate per pair (mesh) or per port (switch), each direction
+  double link_efficiency = 1;     // (0, 1]: share of the line rate a transfer achieves
   double link_latency_s = 0;
+  double effective_link_bandwidth_Bps() const { return link_efficiency * link_bandwidth_Bps; }
   double switch_latency_s = 0;  // switch fabric only, >= 0
 };
+
+// Efficiency keys (`node.link_efficiency`, `scaleout.nic_efficiency`) are
+// read in (0, 1]; the topology builds its links at the effective rate.
+inline constexpr const char* kLinkEfficiencyKey = "node.link_efficiency";
+inline constexpr const char* kNicEfficiencyKey = "scaleout.nic_efficiency";
 
 // The fabric between nodes. `kSwitch`: one switch; `kLeafSpine`: leaves of
 // `nodes_per_leaf` nodes under one (aggregated) spine tier; `kRail`: NIC i of
@@ -50,8 +57,10 @@ enum class ScaleoutKind { kSwitch, kLeafSpine, kRail };
 struct ScaleoutSpec {
   ScaleoutKind kind = ScaleoutKind::kSwitch;
   bool nic_per_npu = true;       // false: one NIC per node, shared by its NPUs
-  double nic_bandwidth_Bps = 0;  // each direction
+  double nic_bandwidth_Bps = 0;  // line rate, each direction
+  double nic_efficiency = 1;     // (0, 1]: share of the line rate a transfer achieves
   double nic_latency_s = 0;
+  double effective_nic_bandwidth_Bps() const { return nic_efficiency * nic_bandwidth_Bps; }
   double switch_latency_s = 0;  // >= 0, per switch crossed
   int nodes_per_leaf = 0;       // leaf_spine only
   double oversubscription = 1;  // leaf_spine only: leaf down / up capacity, >= 1

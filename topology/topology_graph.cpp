@@ -51,17 +51,18 @@ TopologyGraph::TopologyGraph(const ClusterSpec& spec) : spec_(spec) {
         for (int i = 0; i < node.npus; ++i) {
           for (int j = i + 1; j < node.npus; ++j) {
             add_edge(npus_[rank(n, i)], npus_[rank(n, j)],
-                     cable(names::pair(n, i, j), node.link_bandwidth_Bps, node.link_latency_s));
+                     cable(names::pair(n, i, j), node.effective_link_bandwidth_Bps(), node.link_latency_s));
           }
         }
       } else {
         Vertex sw = add_vertex(TopoVertex{
             names::node_switch(n), VertexKind::kSwitch, n, -1,
-            backplane(names::node_switch(n), node.npus * node.link_bandwidth_Bps, node.switch_latency_s)});
+            backplane(names::node_switch(n), node.npus * node.effective_link_bandwidth_Bps(),
+                      node.switch_latency_s)});
         node_switch_.push_back(sw);
         for (int i = 0; i < node.npus; ++i) {
           add_edge(npus_[rank(n, i)], sw,
-                   cable(names::port(n, i), node.link_bandwidth_Bps, node.link_latency_s));
+                   cable(names::port(n, i), node.effective_link_bandwidth_Bps(), node.link_latency_s));
         }
       }
     }
@@ -85,7 +86,7 @@ TopologyGraph::TopologyGraph(const ClusterSpec& spec) : spec_(spec) {
 
   const ScaleoutSpec& so = *spec.scaleout;
   const int nics_per_node = so.nic_per_npu ? node.npus : 1;
-  const double node_nic_Bps = nics_per_node * so.nic_bandwidth_Bps;
+  const double node_nic_Bps = nics_per_node * so.effective_nic_bandwidth_Bps();
 
   // The switch each node's NICs plug into: a leaf, or the one fabric switch.
   std::vector<Vertex> node_switch_above(static_cast<std::size_t>(node.count));
@@ -125,12 +126,13 @@ TopologyGraph::TopologyGraph(const ClusterSpec& spec) : spec_(spec) {
     Vertex above = node_switch_above[static_cast<std::size_t>(n)];
     if (so.nic_per_npu) {
       for (int i = 0; i < node.npus; ++i) {
-        add_edge(npus_[rank(n, i)], above, cable(names::nic(n, i), so.nic_bandwidth_Bps, so.nic_latency_s));
+        add_edge(npus_[rank(n, i)], above,
+                 cable(names::nic(n, i), so.effective_nic_bandwidth_Bps(), so.nic_latency_s));
         node_uplink_[rank(n, i)] = above;
       }
     } else {
       Vertex nic = add_vertex(TopoVertex{names::node_nic(n), VertexKind::kNic, n, -1, LinkSpec{}});
-      add_edge(nic, above, cable(names::node_nic(n), so.nic_bandwidth_Bps, so.nic_latency_s));
+      add_edge(nic, above, cable(names::node_nic(n), so.effective_nic_bandwidth_Bps(), so.nic_latency_s));
       for (int i = 0; i < node.npus; ++i) {
         add_edge(npus_[rank(n, i)], nic, LinkSpec{"", std::numeric_limits<double>::infinity(), 0}, true);
         node_uplink_[rank(n, i)] = nic;

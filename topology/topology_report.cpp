@@ -20,6 +20,9 @@ TopologyReport make_report(const TopologyGraph& topo) {
   for (auto [e, end] = boost::edges(g); e != end; ++e) {
     if (!g[*e].internal) ++r.links;
   }
+  const ClusterSpec& spec = topo.spec();
+  if (!spec.supernode) r.link_rates.push_back({"scale-up link", spec.node.link_bandwidth_Bps, spec.node.link_efficiency});
+  if (spec.scaleout) r.link_rates.push_back({"NIC", spec.scaleout->nic_bandwidth_Bps, spec.scaleout->nic_efficiency});
   r.classes = pair_classes(topo);
   r.connected = is_connected(topo);
   r.bisection_Bps = bisection_bandwidth_Bps(topo);
@@ -46,6 +49,9 @@ std::string format_report(const TopologyReport& r) {
                      r.npu.hbm_bandwidth_Bps / 1e9, r.npu.hbm_capacity_bytes / 1e9, 100 * r.npu.comm_compute_share);
   out += fmt::format("  {} NPUs in {} nodes, {} switch{}, {} links, {}\n", r.npus, r.nodes, r.switches,
                      r.switches == 1 ? "" : "es", r.links, r.connected ? "connected" : "DISCONNECTED");
+  for (const LinkRate& l : r.link_rates)
+    out += fmt::format("  {} {:.1f} GB/s line rate x {:.4g} efficiency = {:.1f} GB/s each direction\n", l.link_class,
+                       l.line_rate_Bps / 1e9, l.efficiency, l.effective_Bps() / 1e9);
   out += fmt::format("  bisection bandwidth {:.1f} GB/s, diameter {} hops\n", r.bisection_Bps / 1e9,
                      r.diameter_hops);
   out += "  pair class      sample                      bottleneck      latency  hops  route\n";
@@ -72,6 +78,12 @@ nlohmann::json report_json(const TopologyReport& r) {
                        {"hops", c.route.hops},
                        {"links", links}});
   }
+  nlohmann::json rates = nlohmann::json::array();
+  for (const LinkRate& l : r.link_rates)
+    rates.push_back({{"class", l.link_class},
+                     {"line_rate_Bps", l.line_rate_Bps},
+                     {"efficiency", l.efficiency},
+                     {"effective_Bps", l.effective_Bps()}});
   nlohmann::json npu = {{"model", r.npu.model},
                          {"flops_bf16_per_s", r.npu.flops_bf16},
                          {"flops_fp32_per_s", r.npu.flops_bf16},
@@ -87,6 +99,7 @@ nlohmann::json report_json(const TopologyReport& r) {
           {"nodes", r.nodes},
           {"switches", r.switches},
           {"links", r.links},
+          {"link_rates", rates},
           {"connected", r.connected},
           {"bisection_Bps", r.bisection_Bps},
           {"diameter_hops", r.diameter_hops},

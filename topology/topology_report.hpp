@@ -13,6 +13,15 @@
 
 namespace epsim::topology {
 
+// A link class whose transfers achieve a share of the line rate (the
+// platform keys node.link_efficiency and scaleout.nic_efficiency).
+struct LinkRate {
+  std::string link_class;  // "scale-up link" or "NIC"
+  double line_rate_Bps = 0;
+  double efficiency = 1;
+  double effective_Bps() const { return efficiency * line_rate_Bps; }
+};
+
 struct TopologyReport {
   std::string name;
   std::string source;
@@ -21,6 +30,7 @@ struct TopologyReport {
   int nodes = 0;
   int switches = 0;
   int links = 0;  // SimGrid links (a split-duplex cable counts once)
+  std::vector<LinkRate> link_rates;  // each direction; the links are built at the effective rate
   std::vector<PairClass> classes;
   double bisection_Bps = 0;
   int diameter_hops = 0;

@@ -4,14 +4,19 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <simgrid/s4u/Link.hpp>
 
 #include "core/error.hpp"
+#include "core/overrides.hpp"
+#include "core/toml_reader.hpp"
 #include "sim/platform/platform_loader.hpp"
 #include "sim/platform/sim_engine.hpp"
 #include "topology/cluster_spec.hpp"
+#include "topology/presets.hpp"
 #include "topology/topology_graph.hpp"
 #include "workloads/routing_sampler.hpp"
 #include "workloads/workload_spec.hpp"
@@ -30,10 +35,17 @@ const std::vector<DeepEpMeasurement>& deepep_h800_measurements() {
   return rows;
 }
 
-const DeepEpMeasurement* find_deepep_measurement(int ep) {
-  for (const DeepEpMeasurement& m : deepep_h800_measurements())
+const DeepEpMeasurement* find_measurement(const std::vector<DeepEpMeasurement>& rows, int ep) {
+  for (const DeepEpMeasurement& m : rows)
     if (m.ep == ep) return &m;
   return nullptr;
+}
+
+std::string measured_eps(const std::vector<DeepEpMeasurement>& rows) {
+  std::string out = "EP";
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == rows.size() ? " and " : ", ") + std::to_string(rows[i].ep);
+  return out;
 }
 
 namespace {
@@ -41,9 +53,9 @@ namespace {
 constexpr int kGpusPerNode = kDeepEpGpusPerNode;
 constexpr int kCalibrationSteps = 8;
 
-const DeepEpMeasurement& measurement(int ep, const char* what) {
-  if (const DeepEpMeasurement* m = find_deepep_measurement(ep)) return *m;
-  throw InputError({}, what, fmt::format("DeepEP published EP8, 16, 32 and 64; got EP{}", ep));
+const DeepEpMeasurement& measurement(const DeepEpValidationOptions& o, int ep, const char* what) {
+  if (const DeepEpMeasurement* m = find_measurement(o.measurements, ep)) return *m;
+  throw InputError({}, what, fmt::format("the measured rows are {}; got EP{}", measured_eps(o.measurements), ep));
 }
 
 // The running platform with link bandwidths that follow a cluster spec: a
@@ -65,11 +77,12 @@ class Bench {
   const LoadedPlatform& platform() const { return platform_; }
   const DeepEpTokenBytes& token_bytes() const { return token_bytes_; }
 
-  // Port (NVLink) and NIC bandwidths at these shares of the line rates.
+  // The platform with node.link_efficiency and scaleout.nic_efficiency set
+  // to these values, its links derived as the topology derives them.
   void set_efficiencies(double nvlink, double rdma) {
     topology::ClusterSpec s = spec_;
-    s.node.link_bandwidth_Bps = nvlink * o_.nvlink_line_rate_Bps;
-    s.scaleout->nic_bandwidth_Bps = rdma * o_.nic_line_rate_Bps;
+    s.node.link_efficiency = nvlink;
+    s.scaleout->nic_efficiency = rdma;
     const topology::TopologyGraph topo(s);
     std::map<std::string, double> bandwidth_Bps;
     for (int a = 0; a < topo.npu_count(); ++a)
@@ -92,9 +105,10 @@ class Bench {
     row.counted = deepep_counted_bytes(traffic, token_bytes_);
     row.moved = deepep_moved_tokens(traffic, platform_.facts);
     row.times = time_deepep_kernels(engine_, platform_, traffic, token_bytes_, o_.pipeline_chunks);
-    const DeepEpMeasurement& m = measurement(ep, "EP");
-    row.dispatch = {m.dispatch_Bps, row.counted.dispatch_bytes / row.times.dispatch_s};
-    row.combine = {m.combine_Bps, row.counted.combine_bytes / row.times.combine_s};
+    const DeepEpMeasurement& m = measurement(o_, ep, "EP");
+    row.dispatch = {m.dispatch_Bps, m.dispatch_s, row.counted.dispatch_bytes / row.times.dispatch_s,
+                    row.times.dispatch_s};
+    row.combine = {m.combine_Bps, m.combine_s, row.counted.combine_bytes / row.times.combine_s, row.times.combine_s};
     return row;
   }
 
@@ -129,7 +143,7 @@ double calibrate(Bench& bench, int ep, const std::string& source, const char* li
   for (int i = 0; i < kCalibrationSteps; ++i) {
     apply(efficiency);
     const DeepEpRow row = bench.run(ep);
-    ratio = row.dispatch.measured_Bps / row.dispatch.simulated_Bps;
+    ratio = row.dispatch.calibration_ratio();
     efficiency *= ratio;
     if (std::abs(ratio - 1.0) < 1e-6) break;
   }
@@ -142,8 +156,8 @@ double calibrate(Bench& bench, int ep, const std::string& source, const char* li
                                  kCalibrationSteps, ratio, efficiency, link));
   if (!(efficiency > 0 && efficiency <= 1))
     throw InputError(SourceLocation{source}, subject,
-                     fmt::format("efficiency {:.4g} is outside (0, 1]: DeepEP's measurement needs {:.1f} GB/s per "
-                                 "direction from a {:.0f} GB/s line rate",
+                     fmt::format("efficiency {:.4g} is outside (0, 1]: the measurement needs {:.1f} GB/s per "
+                                 "direction from the platform's {:.0f} GB/s line rate",
                                  efficiency, efficiency * line_rate_Bps / 1e9, line_rate_Bps / 1e9));
   apply(efficiency);
   return efficiency;
@@ -156,7 +170,6 @@ workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions&
   w.model.layers = 1;
   w.model.experts = o.experts;
   w.model.top_k = o.top_k;
-  w.model.node_limit = o.group_limit;
   w.parallel.ep = ep;
   w.parallel.ranks_per_node = std::min(ep, kGpusPerNode);
   w.parallel.tokens_per_micro_batch = o.tokens_per_rank;
@@ -164,8 +177,10 @@ workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions&
   w.routing.kind = workloads::RoutingKind::kUniform;
   w.routing.seed = o.seed;
   const int nodes = ep / w.parallel.ranks_per_node;
-  const bool shaped = ep % w.parallel.ranks_per_node == 0 && o.experts % ep == 0 && o.group_limit >= 1 &&
-                      o.top_k >= 1 && o.top_k <= std::min(nodes, o.group_limit) * (o.experts / nodes);
+  const int group_limit = o.group_limit == 0 ? nodes : o.group_limit;
+  w.model.node_limit = group_limit;
+  const bool shaped = ep % w.parallel.ranks_per_node == 0 && o.experts % ep == 0 && group_limit >= 1 &&
+                      o.top_k >= 1 && o.top_k <= std::min(nodes, group_limit) * (o.experts / nodes);
   if (!shaped)
     throw InputError({}, "DeepEP routing",
                      fmt::format("EP{} with {} experts, top-{} and at most {} nodes per token is not a DeepEP "
@@ -175,16 +190,19 @@ workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions&
 }
 
 DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
-  for (int ep : o.eps) measurement(ep, "EP");
-  if (measurement(o.nvlink_calibration_ep, "NVLink calibration row").ep > kGpusPerNode)
+  for (int ep : o.eps) measurement(o, ep, "EP");
+  if (measurement(o, o.nvlink_calibration_ep, "NVLink calibration row").ep > kGpusPerNode)
     throw InputError({}, "NVLink calibration row", "NVLink calibrates on an intranode row (EP <= 8)");
-  if (measurement(o.rdma_calibration_ep, "RDMA calibration row").ep <= kGpusPerNode)
+  if (measurement(o, o.rdma_calibration_ep, "RDMA calibration row").ep <= kGpusPerNode)
     throw InputError({}, "RDMA calibration row", "RDMA calibrates on an internode row (EP > 8)");
-  if (o.tokens_per_rank != kDeepEpTokensPerRank)
+  for (int ep : {o.nvlink_calibration_ep, o.rdma_calibration_ep})
+    if (!(measurement(o, ep, "calibration row").dispatch_Bps > 0 || measurement(o, ep, "calibration row").dispatch_s > 0))
+      throw InputError({}, "calibration row", fmt::format("EP{} has no dispatch measurement to calibrate on", ep));
+  if (o.tokens_per_rank != o.measured_tokens_per_rank)
     throw InputError({}, "tokens per rank",
-                     fmt::format("DeepEP measured its rows at {} tokens per rank; at {} there is no measurement "
+                     fmt::format("the rows were measured at {} tokens per rank; at {} there is no measurement "
                                  "to compare with",
-                                 kDeepEpTokensPerRank, o.tokens_per_rank));
+                                 o.measured_tokens_per_rank, o.tokens_per_rank));
   if (o.pipeline_chunks < 1)
     throw InputError({}, "pipeline chunks", fmt::format("expected >= 1, got {}", o.pipeline_chunks));
 
@@ -209,10 +227,12 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
   v.token_bytes = bench.token_bytes();
   v.intra_node_latency_s = route_latency_s(bench.platform().facts, 0, 1);
   v.network_latency_s = route_latency_s(bench.platform().facts, 0, kGpusPerNode);
+  v.nvlink_line_rate_Bps = spec.node.link_bandwidth_Bps;
+  v.nic_line_rate_Bps = spec.scaleout->nic_bandwidth_Bps;
   double rdma = 1.0;
-  v.nvlink_efficiency = calibrate(bench, o.nvlink_calibration_ep, spec.source, "NVLink", o.nvlink_line_rate_Bps,
+  v.nvlink_efficiency = calibrate(bench, o.nvlink_calibration_ep, spec.source, "NVLink", v.nvlink_line_rate_Bps,
                                   [&](double e) { bench.set_efficiencies(e, rdma); });
-  v.rdma_efficiency = calibrate(bench, o.rdma_calibration_ep, spec.source, "RDMA", o.nic_line_rate_Bps,
+  v.rdma_efficiency = calibrate(bench, o.rdma_calibration_ep, spec.source, "RDMA", v.nic_line_rate_Bps,
                                 [&](double e) { bench.set_efficiencies(v.nvlink_efficiency, rdma = e); });
   for (int ep : o.eps) {
     DeepEpRow row = bench.run(ep);
@@ -222,29 +242,82 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
   return v;
 }
 
-std::string format_deepep_validation(const DeepEpValidation& v) {
-  const DeepEpValidationOptions& o = v.options;
-  std::string out = fmt::format(
-      "DeepEP normal kernels on {} ({} tokens/rank, hidden {}, {} experts, top-{}, at most {} nodes per token, "
-      "seed {}), simulated as `epsim run`'s hierarchical dispatch/combine: {} pipelined chunks per stage, stage "
-      "latency paid once (NVLink {:.1f} us, network {:.1f} us)\n"
-      "bandwidth = DeepEP's counted bytes per rank / kernel time (GB/s = 1e9 B/s); intranode counts NVLink "
-      "receive bytes, internode counts RDMA send bytes, both including the rank's own node; error = simulated / "
-      "measured - 1; NVLink and network columns: bytes that cross those links per rank\n\n",
-      o.platform, o.tokens_per_rank, o.hidden, o.experts, o.top_k, o.group_limit, o.seed, o.pipeline_chunks,
-      1e6 * v.intra_node_latency_s, 1e6 * v.network_latency_s);
-  out += fmt::format("{:<10} {:>3}  {:<8} {:>13} {:>13} {:>8} {:>11} {:>13} {:>14} {:>14}\n", "type", "EP", "kernel",
-                     "measured GB/s", "simulated GB/s", "error", "kernel us", "counted MB/rank",
-                     "NVLink MB/rank", "network MB/rank");
+std::string format_deepep_validation_json(const DeepEpValidation& v) {
+  nlohmann::json rows = nlohmann::json::array();
   for (const DeepEpRow& r : v.rows) {
     for (int k = 0; k < 2; ++k) {
       const bool d = k == 0;
       const DeepEpCell& c = d ? r.dispatch : r.combine;
+      if (!c.measured()) continue;
+      rows.push_back({{"ep", r.ep},
+                      {"kernel", d ? "dispatch" : "combine"},
+                      {"simulated_GBps", c.simulated_Bps / 1e9},
+                      {"simulated_us", 1e6 * c.simulated_s},
+                      {"calibration", r.calibration && d}});
+      if (c.measured_Bps > 0) rows.back()["measured_GBps"] = c.measured_Bps / 1e9;
+      if (c.measured_s > 0) rows.back()["measured_us"] = 1e6 * c.measured_s;
+      if (c.measured()) rows.back()["error"] = c.error();
+    }
+  }
+  const nlohmann::json out = {
+      {"platform", v.options.platform},
+      {"calibrated",
+       {{topology::kLinkEfficiencyKey, {{"value", v.nvlink_efficiency},
+                                        {"line_rate_Bps", v.nvlink_line_rate_Bps},
+                                        {"row_ep", v.options.nvlink_calibration_ep},
+                                        {"kernel", "dispatch"}}},
+        {topology::kNicEfficiencyKey, {{"value", v.rdma_efficiency},
+                                       {"line_rate_Bps", v.nic_line_rate_Bps},
+                                       {"row_ep", v.options.rdma_calibration_ep},
+                                       {"kernel", "dispatch"}}}}},
+      {"rows", rows}};
+  return out.dump(2) + "\n";
+}
+
+std::string calibrated_platform_toml(const DeepEpValidation& v) {
+  const DeepEpValidationOptions& o = v.options;
+  const std::string file = topology::resolve_platform_file(o.platform);
+  toml::table root = load_toml_file(file);
+  apply_overrides(root, o.overrides);
+  apply_override(root, fmt::format("{}={:.17g}", topology::kLinkEfficiencyKey, v.nvlink_efficiency));
+  apply_override(root, fmt::format("{}={:.17g}", topology::kNicEfficiencyKey, v.rdma_efficiency));
+  std::ostringstream text;
+  text << toml::toml_formatter{root};
+  std::string overrides;
+  for (const std::string& a : o.overrides) overrides += " --set " + a;
+  return fmt::format(
+      "# Written by `epsim validate`: {}{} with {} = {:.4f} calibrated on the EP{} dispatch row and {} = {:.4f} "
+      "on the EP{} dispatch row of {} (docs/validation.md).\n{}\n",
+      file, overrides, topology::kLinkEfficiencyKey, v.nvlink_efficiency, o.nvlink_calibration_ep,
+      topology::kNicEfficiencyKey, v.rdma_efficiency, o.rdma_calibration_ep, o.source, text.str());
+}
+
+std::string format_deepep_validation(const DeepEpValidation& v) {
+  const DeepEpValidationOptions& o = v.options;
+  std::string out = fmt::format(
+      "{}: DeepEP normal kernels on {} ({} tokens/rank, hidden {}, {} experts, top-{}, at most {} nodes per token, "
+      "seed {}), simulated as `epsim run`'s hierarchical dispatch/combine: {} pipelined chunks per stage, stage "
+      "latency paid once (NVLink {:.1f} us, network {:.1f} us)\n"
+      "bandwidth = DeepEP's counted bytes per rank / kernel time (GB/s = 1e9 B/s); intranode counts NVLink "
+      "receive bytes, internode counts RDMA send bytes, both including the rank's own node; error = simulated / "
+      "measured - 1 (on kernel time where only the time is measured); NVLink and network columns: bytes that cross those links per rank\n\n",
+      o.source, o.platform, o.tokens_per_rank, o.hidden, o.experts, o.top_k,
+      o.group_limit == 0 ? std::string("all") : std::to_string(o.group_limit), o.seed, o.pipeline_chunks,
+      1e6 * v.intra_node_latency_s, 1e6 * v.network_latency_s);
+  out += fmt::format("{:<10} {:>3}  {:<8} {:>13} {:>13} {:>11} {:>8} {:>11} {:>13} {:>14} {:>14}\n", "type", "EP",
+                     "kernel", "measured GB/s", "simulated GB/s", "measured us", "error", "kernel us",
+                     "counted MB/rank", "NVLink MB/rank", "network MB/rank");
+  auto figure = [](double v, double scale) { return v > 0 ? fmt::format("{:.1f}", v * scale) : std::string("-"); };
+  for (const DeepEpRow& r : v.rows) {
+    for (int k = 0; k < 2; ++k) {
+      const bool d = k == 0;
+      const DeepEpCell& c = d ? r.dispatch : r.combine;
+      if (!c.measured()) continue;
       const double token_bytes = d ? v.token_bytes.dispatch_moved : v.token_bytes.combine_moved;
-      out += fmt::format("{:<10} {:>3}  {:<8} {:>13.1f} {:>14.1f} {:>+7.1f}% {:>11.1f} {:>15.2f} {:>14.2f} {:>15.2f}{}\n",
+      out += fmt::format("{:<10} {:>3}  {:<8} {:>13} {:>14.1f} {:>11} {:>+7.1f}% {:>11.1f} {:>15.2f} {:>14.2f} {:>15.2f}{}\n",
                          r.internode ? "internode" : "intranode", r.ep, d ? "dispatch" : "combine",
-                         c.measured_Bps / 1e9, c.simulated_Bps / 1e9, 100.0 * c.error(),
-                         1e6 * (d ? r.times.dispatch_s : r.times.combine_s),
+                         figure(c.measured_Bps, 1e-9), c.simulated_Bps / 1e9, figure(c.measured_s, 1e6),
+                         100.0 * c.error(), 1e6 * c.simulated_s,
                          (d ? r.counted.dispatch_bytes : r.counted.combine_bytes) / 1e6,
                          r.moved.intra_node_tokens_per_rank * token_bytes / 1e6,
                          r.moved.network_tokens_per_rank * token_bytes / 1e6,
@@ -255,12 +328,12 @@ std::string format_deepep_validation(const DeepEpValidation& v) {
   for (const DeepEpRow& r : v.rows)
     if (r.internode) out += fmt::format(" EP{} {:.1f}%", r.ep, 100.0 * r.counted.local_node_share);
   out += fmt::format(
-      "\ncalibrated: NVLink efficiency {:.4f} (x {:.0f} GB/s line rate = {:.1f} GB/s per direction) on the EP{} "
-      "dispatch cell; RDMA efficiency {:.4f} (x {:.0f} GB/s line rate = {:.2f} GB/s per direction) on the EP{} "
+      "\ncalibrated: NVLink efficiency (node.link_efficiency) {:.4f} (x {:.0f} GB/s line rate = {:.1f} GB/s per direction) on the EP{} "
+      "dispatch cell; RDMA efficiency (scaleout.nic_efficiency) {:.4f} (x {:.0f} GB/s line rate = {:.2f} GB/s per direction) on the EP{} "
       "dispatch cell; every other cell is a prediction\n",
-      v.nvlink_efficiency, o.nvlink_line_rate_Bps / 1e9, v.nvlink_efficiency * o.nvlink_line_rate_Bps / 1e9,
-      o.nvlink_calibration_ep, v.rdma_efficiency, o.nic_line_rate_Bps / 1e9,
-      v.rdma_efficiency * o.nic_line_rate_Bps / 1e9, o.rdma_calibration_ep);
+      v.nvlink_efficiency, v.nvlink_line_rate_Bps / 1e9, v.nvlink_efficiency * v.nvlink_line_rate_Bps / 1e9,
+      o.nvlink_calibration_ep, v.rdma_efficiency, v.nic_line_rate_Bps / 1e9,
+      v.rdma_efficiency * v.nic_line_rate_Bps / 1e9, o.rdma_calibration_ep);
   return out;
 }
 

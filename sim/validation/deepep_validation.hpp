@@ -12,26 +12,34 @@
 
 namespace epsim::sim {
 
+// Line rates are the platform's node.link_bandwidth and
+// scaleout.nic_bandwidth; the calibration sets the platform's
+// node.link_efficiency and scaleout.nic_efficiency (topology/cluster_spec.hpp).
+
 // One row of DeepEP's README table (commit 3b1045d, now docs/legacy.md),
 // bandwidths in DeepEP's own byte count per second (1 GB = 1e9 B), all
 // measured at kDeepEpTokensPerRank tokens per rank.
 struct DeepEpMeasurement {
   int ep = 0;
-  double dispatch_Bps = 0;
+  double dispatch_Bps = 0;  // 0: not measured (then the time may be)
   double combine_Bps = 0;
+  double dispatch_s = 0;    // kernel times, 0: not measured
+  double combine_s = 0;
 };
 const std::vector<DeepEpMeasurement>& deepep_h800_measurements();
 constexpr int kDeepEpTokensPerRank = 4096;
 constexpr int kDeepEpGpusPerNode = 8;
 
-// The published row for `ep`, or nullptr.
-const DeepEpMeasurement* find_deepep_measurement(int ep);
+// The row for `ep` among `rows`, or nullptr; "EP8, 16, 32 and 64" for messages.
+const DeepEpMeasurement* find_measurement(const std::vector<DeepEpMeasurement>& rows, int ep);
+std::string measured_eps(const std::vector<DeepEpMeasurement>& rows);
 
 struct DeepEpValidationOptions {
+  std::string source = "DeepEP";          // who measured the rows (for messages)
+  std::vector<DeepEpMeasurement> measurements = deepep_h800_measurements();
+  int measured_tokens_per_rank = kDeepEpTokensPerRank;  // the rows' benchmark setting
   std::string platform = "h800";          // preset or TOML file; needs 8 GPUs per node and 8 nodes
   std::vector<std::string> overrides;     // extra --set assignments on the platform
-  double nvlink_line_rate_Bps = 200e9;    // H800 NVLink, 400 GB/s bidirectional, per direction
-  double nic_line_rate_Bps = 50e9;        // ConnectX-7, 400 Gb/s, per direction
   int nvlink_calibration_ep = 8;          // row whose dispatch cell calibrates NVLink efficiency
   int rdma_calibration_ep = 32;           // row whose dispatch cell calibrates RDMA efficiency
   std::vector<int> eps = {8, 16, 32, 64}; // rows to report (calibration rows are always run)
@@ -39,15 +47,21 @@ struct DeepEpValidationOptions {
   int hidden = 7168;
   int experts = 256;
   int top_k = 8;
-  int group_limit = 4;
+  int group_limit = 4;  // nodes a token may reach; 0: no limit
   std::uint64_t seed = 1;
   int pipeline_chunks = AlltoallvOptions{}.pipeline_chunks;  // chunks of each kernel stage (the replay's default)
 };
 
 struct DeepEpCell {
-  double measured_Bps = 0;
+  double measured_Bps = 0;  // 0: not measured
+  double measured_s = 0;    // 0: not measured
   double simulated_Bps = 0;
-  double error() const { return simulated_Bps / measured_Bps - 1.0; }  // relative, signed
+  double simulated_s = 0;
+  bool measured() const { return measured_Bps > 0 || measured_s > 0; }
+  // Relative, signed: simulated / measured - 1 on bandwidth when measured, else on time.
+  double error() const { return measured_Bps > 0 ? simulated_Bps / measured_Bps - 1.0 : simulated_s / measured_s - 1.0; }
+  // measured / simulated bandwidth (or simulated / measured time): the factor an efficiency moves by.
+  double calibration_ratio() const { return measured_Bps > 0 ? measured_Bps / simulated_Bps : simulated_s / measured_s; }
 };
 
 struct DeepEpRow {
@@ -65,8 +79,10 @@ struct DeepEpValidation {
   DeepEpTokenBytes token_bytes;
   double intra_node_latency_s = 0;  // route latency GPU to GPU in a node, paid once per stage
   double network_latency_s = 0;     // route latency GPU to the same local index in the next node
-  double nvlink_efficiency = 0;  // share of the NVLink line rate, calibrated
-  double rdma_efficiency = 0;    // share of the NIC line rate, calibrated
+  double nvlink_line_rate_Bps = 0;  // the platform's node.link_bandwidth, per direction
+  double nic_line_rate_Bps = 0;     // the platform's scaleout.nic_bandwidth, per direction
+  double nvlink_efficiency = 0;  // node.link_efficiency, calibrated
+  double rdma_efficiency = 0;    // scaleout.nic_efficiency, calibrated
   std::vector<DeepEpRow> rows;   // in options.eps order
 };
 
@@ -86,6 +102,18 @@ workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions&
 // overrides, and a calibration that does not converge or calibrates an
 // efficiency outside (0, 1].
 DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& options);
+
+// The platform TOML validated (file or preset, with the options'
+// overrides) with node.link_efficiency and scaleout.nic_efficiency set to
+// the calibrated values, and a header comment naming the cells they came
+// from; `epsim run --platform` reads it.
+std::string calibrated_platform_toml(const DeepEpValidation& v);
+
+// The same as JSON: `platform`, the line rates and calibrated
+// efficiencies, and `rows`, one object per row and kernel: `ep`, `kernel`
+// ("dispatch"|"combine"), `measured_GBps`, `simulated_GBps`,
+// `simulated_us`, `error` (simulated / measured - 1) and `calibration`.
+std::string format_deepep_validation_json(const DeepEpValidation& v);
 
 // The table: per row and kernel, measured and simulated GB/s (DeepEP's
 // count), error, kernel time, bytes counted and moved; then what was

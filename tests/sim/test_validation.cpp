@@ -3,11 +3,13 @@
 // change that breaks fidelity fails CI (docs/validation.md).
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <numeric>
 
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "sim/platform/platform_loader.hpp"
@@ -16,7 +18,10 @@
 #include "sim/simulate.hpp"
 #include "sim/validation/deepep_kernels.hpp"
 #include "sim/validation/deepep_validation.hpp"
+#include "sim/validation/measurement_file.hpp"
 #include "sim_test_support.hpp"
+#include "topology/cluster_spec.hpp"
+#include "topology/topology_graph.hpp"
 
 using namespace epsim;
 using namespace epsim::sim;
@@ -162,7 +167,7 @@ TEST_CASE("DeepEP kernels: validate and run time the same dispatch and combine")
   char algorithm[32] = {}, fidelity[32] = {};
   REQUIRE(std::sscanf(validate.c_str(), "%lf %lf %lf", &vd, &vc, &serial_d) == 3);
   REQUIRE(std::sscanf(run.c_str(), "%31s %31s %lf %lf", algorithm, fidelity, &rd, &rc) == 4);
-  CHECK(std::string(algorithm) == "hierarchical");  // NIC 50 GB/s under NVLink 160 GB/s
+  CHECK(std::string(algorithm) == "hierarchical");  // NIC 45.4 GB/s under NVLink 136.1 GB/s
   CHECK(std::string(fidelity) == "aggregated");
   CHECK(rd == Approx(vd).epsilon(0.01));
   CHECK(rc == Approx(vc).epsilon(0.01));
@@ -206,16 +211,16 @@ TEST_CASE("DeepEP validation: the H800 table stays within its validated errors")
 TEST_CASE("DeepEP validation: rows DeepEP did not publish, wrong calibration rows and shapes are InputErrors") {
   DeepEpValidationOptions o;
   o.eps = {8, 24};
-  CHECK_THROWS_WITH(run_deepep_validation(o), Catch::Contains("EP: DeepEP published EP8, 16, 32 and 64; got EP24"));
+  CHECK_THROWS_WITH(run_deepep_validation(o), Catch::Contains("EP: the measured rows are EP8, 16, 32 and 64; got EP24"));
   o.eps = {8};
   o.rdma_calibration_ep = 8;
   CHECK_THROWS_WITH(run_deepep_validation(o), Catch::Contains("RDMA calibration row: RDMA calibrates on an internode row"));
   o = {};
   o.nvlink_calibration_ep = 24;
-  CHECK_THROWS_WITH(run_deepep_validation(o), Catch::Contains("NVLink calibration row: DeepEP published"));
+  CHECK_THROWS_WITH(run_deepep_validation(o), Catch::Contains("NVLink calibration row: the measured rows are"));
   o = {};
   o.tokens_per_rank = 8192;
-  CHECK_THROWS_WITH(run_deepep_validation(o), Catch::Contains("tokens per rank: DeepEP measured its rows at 4096"));
+  CHECK_THROWS_WITH(run_deepep_validation(o), Catch::Contains("tokens per rank: the rows were measured at 4096"));
 }
 
 TEST_CASE("DeepEP validation: a calibration that cannot converge is an error naming why") {
@@ -233,20 +238,134 @@ TEST_CASE("DeepEP validation: a calibration that cannot converge is an error nam
 TEST_CASE("DeepEP validation: an efficiency above 1 is an error naming the cell") {
   // DeepEP's EP8 dispatch needs 136 GB/s of NVLink: more than a 100 GB/s line rate.
   DeepEpValidationOptions o;
-  o.nvlink_line_rate_Bps = 100e9;
+  o.overrides = {"node.link_bandwidth=100GBps"};
   o.eps = {8, 16};
   CHECK_THROWS_WITH(run_deepep_validation(o),
                     Catch::Contains("NVLink calibration on the EP8 dispatch cell: efficiency 1.36") &&
                         Catch::Contains("is outside (0, 1]"));
 }
 
-TEST_CASE("DeepEP validation: --set of a calibrated bandwidth does not half-apply") {
-  // The NVLink calibration sets the ports and the NVSwitch backplane derived
-  // from them together, so a TOML or --set port bandwidth changes nothing.
+TEST_CASE("DeepEP validation: the calibration sets the efficiencies, whatever the platform gave") {
+  // The NVLink calibration sets node.link_efficiency, so the ports and the
+  // NVSwitch backplane derived from them change together, and a platform
+  // efficiency given by --set is recalibrated, not multiplied in.
   DeepEpValidationOptions o;
-  o.overrides = {"node.link_bandwidth=10GBps"};
+  o.overrides = {"node.link_efficiency=0.1"};
   o.eps = {8, 16};
   const DeepEpValidation v = run_deepep_validation(o);
+  CHECK(v.nvlink_line_rate_Bps == 200e9);
+  CHECK(v.nic_line_rate_Bps == 50e9);
   CHECK(v.nvlink_efficiency == Approx(0.6806).epsilon(0.001));
   CHECK(v.rows[0].dispatch.simulated_Bps == Approx(153e9).epsilon(1e-4));
+}
+
+TEST_CASE("DeepEP validation: the written platform carries the calibrated rates") {
+  // --write-platform's TOML reads back with the two calibrated efficiencies
+  // and the validated overrides, and its topology has the rates validate
+  // simulated with: the h800 preset's values (calibrated by this table).
+  DeepEpValidationOptions o;
+  o.overrides = {"scaleout.nic_latency=3us"};
+  o.eps = {8, 32};
+  const DeepEpValidation v = run_deepep_validation(o);
+  const std::string text = calibrated_platform_toml(v);
+  CHECK(text.rfind("# Written by `epsim validate`: ", 0) == 0);
+  const toml::table root = toml::parse(text);
+  const topology::ClusterSpec spec = topology::read_cluster_spec(root, "written.toml");
+  CHECK(spec.node.link_efficiency == v.nvlink_efficiency);
+  CHECK(spec.scaleout->nic_efficiency == v.rdma_efficiency);
+  CHECK(spec.scaleout->nic_latency_s == Approx(3e-6));
+  const topology::TopologyGraph topo(spec);
+  CHECK(topo.route(0, 1).bottleneck_Bps == Approx(v.nvlink_efficiency * 200e9).epsilon(1e-12));
+  CHECK(topo.route(0, 8).bottleneck_Bps == Approx(v.rdma_efficiency * 50e9).epsilon(1e-12));
+  // --json: one object per row and kernel, calibration on the two dispatch cells.
+  const nlohmann::json j = nlohmann::json::parse(format_deepep_validation_json(v));
+  REQUIRE(j["rows"].size() == 4);
+  CHECK(j["rows"][0]["ep"] == 8);
+  CHECK(j["rows"][0]["kernel"] == "dispatch");
+  CHECK(j["rows"][0]["measured_GBps"] == 153.0);
+  CHECK(j["rows"][0]["simulated_us"].get<double>() == Approx(1e6 * v.rows[0].times.dispatch_s));
+  CHECK(std::abs(j["rows"][0]["error"].get<double>()) < 1e-3);
+  CHECK(j["rows"][0]["calibration"] == true);
+  CHECK(j["rows"][1]["kernel"] == "combine");
+  CHECK(j["rows"][1]["calibration"] == false);
+  CHECK(j["rows"][1]["error"].get<double>() == Approx(v.rows[0].combine.error()));
+  CHECK(j["rows"][2]["ep"] == 32);
+  CHECK(j["rows"][2]["calibration"] == true);
+  CHECK(j["calibrated"]["scaleout.nic_efficiency"]["value"] == v.rdma_efficiency);
+  // NVLink's calibration does not see the NIC latency: the preset carries it.
+  CHECK(topology::load_cluster_spec("h800").node.link_efficiency == Approx(v.nvlink_efficiency).epsilon(1e-3));
+}
+
+TEST_CASE("DeepEP validation: `run` on the written platform times the kernels as validate did") {
+  // --write-platform's round trip: validate calibrates and writes the
+  // platform; run's path (simulate()) on that file, at the EP16 row's
+  // routing and bytes, gives validate's dispatch and combine times within 1 %.
+  const std::string file = "validate_written_platform_roundtrip.toml";
+  const std::string validate = testing::in_child([&] {
+    DeepEpValidationOptions o;
+    o.eps = {8, 16, 32};
+    const DeepEpValidation v = run_deepep_validation(o);
+    std::ofstream(file) << calibrated_platform_toml(v);
+    return fmt::format("{:.17g} {:.17g}", v.rows[1].times.dispatch_s, v.rows[1].times.combine_s);
+  });
+  const std::string run = testing::in_child([&] {
+    const Simulation s = simulate(PlatformRequest{file, {}},
+                                  deepep_kernel_graph(routing(16, 4096), deepep_token_bytes(7168, 8)));
+    std::string out;
+    for (const CollectiveSpan& c : s.timeline.collectives) out += fmt::format("{:.17g} ", c.end_s - c.start_s);
+    return out;
+  });
+  INFO("validate: " << validate << "; run: " << run);
+  double vd = 0, vc = 0, rd = 0, rc = 0;
+  REQUIRE(std::sscanf(validate.c_str(), "%lf %lf", &vd, &vc) == 2);
+  REQUIRE(std::sscanf(run.c_str(), "%lf %lf", &rd, &rc) == 2);
+  CHECK(rd == Approx(vd).epsilon(0.01));
+  CHECK(rc == Approx(vc).epsilon(0.01));
+}
+
+TEST_CASE("measurement files: the shipped DeepEP file is the H800 table, its predictions within 10 %") {
+  const MeasurementFile m = load_measurement_file(default_measurement_file());
+  REQUIRE(m.rows.size() == 4);
+  CHECK(m.rows[0].ep == 8);
+  CHECK(m.rows[0].dispatch.GBps == 153);
+  CHECK(m.rows[0].calibrate == std::vector<std::string>{"node.link_efficiency"});
+  CHECK(m.rows[2].calibrate == std::vector<std::string>{"scaleout.nic_efficiency"});
+  CHECK(m.sms == 24);
+  const DeepEpValidationOptions o = validation_options(m);
+  CHECK(o.nvlink_calibration_ep == 8);
+  CHECK(o.rdma_calibration_ep == 32);
+  CHECK(o.eps == std::vector<int>{8, 16, 32, 64});
+  CHECK(o.measurements[3].combine_Bps == 50e9);
+  const DeepEpValidation v = run_deepep_validation(o);
+  // The h800 preset carries these calibrated values (its comments name the rows).
+  const topology::ClusterSpec preset = topology::load_cluster_spec("h800");
+  CHECK(preset.node.link_efficiency == Approx(v.nvlink_efficiency).epsilon(1e-3));
+  CHECK(preset.scaleout->nic_efficiency == Approx(v.rdma_efficiency).epsilon(1e-3));
+  for (const DeepEpRow& r : v.rows) {
+    INFO("EP" << r.ep);
+    CHECK(std::abs(r.dispatch.error()) <= (r.calibration ? 1e-3 : 0.10));
+    CHECK(std::abs(r.combine.error()) <= 0.10);
+  }
+}
+
+TEST_CASE("measurement files: a row measured in microseconds calibrates and predicts on kernel time") {
+  // EP8 given as DeepEP's dispatch time instead of its bandwidth: the same
+  // calibration (160.28 MB counted / 1047.6 us = 153 GB/s), error on time.
+  const std::string file = "measured_in_us.toml";
+  std::ofstream(file) << "schema = 1\nsource = \"test\"\nplatform = \"h800\"\n"
+                         "[shape]\ntokens_per_rank = 4096\nhidden = 7168\nexperts = 256\ntop_k = 8\nnode_limit = 4\n"
+                         "dispatch = \"fp8\"\ncombine = \"bf16\"\nkernel = \"normal\"\ncounting = \"node\"\n"
+                         "[[row]]\nep = 8\ncounting = \"rank\"\ndispatch_us = 1047.6\ncombine_us = 2000\n"
+                         "calibrate = [\"node.link_efficiency\"]\n"
+                         "[[row]]\nep = 32\ndispatch_GBps = 58\ncalibrate = [\"scaleout.nic_efficiency\"]\n";
+  const DeepEpValidation v = run_deepep_validation(validation_options(load_measurement_file(file)));
+  REQUIRE(v.rows.size() == 2);
+  CHECK(v.rows[0].dispatch.simulated_s == Approx(1047.6e-6).epsilon(1e-4));
+  CHECK(v.nvlink_efficiency == Approx(0.6806).epsilon(1e-3));
+  CHECK(v.rows[0].combine.error() == Approx(v.rows[0].combine.simulated_s / 2000e-6 - 1));
+  CHECK(v.rows[1].combine.measured() == false);
+  const nlohmann::json j = nlohmann::json::parse(format_deepep_validation_json(v));
+  REQUIRE(j["rows"].size() == 3);  // EP32 combine was not measured
+  CHECK(j["rows"][0]["measured_us"] == 1047.6);
+  CHECK(j["rows"][0].contains("measured_GBps") == false);
 }

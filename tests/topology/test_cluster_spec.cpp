@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "topology/cluster_spec.hpp"
 #include "topology/presets.hpp"
+#include "topology/topology_graph.hpp"
 
 using namespace epsim;
 using namespace epsim::topology;
@@ -47,7 +48,9 @@ TEST_CASE("presets model what their files say", "[spec]") {
   CHECK(cm.supernode->port_bandwidth_Bps == 392e9);
   ClusterSpec h = load_cluster_spec("h800");
   CHECK(h.node.fabric == NodeFabricKind::kSwitch);
-  CHECK(h.node.link_bandwidth_Bps == 160e9);
+  CHECK(h.node.link_bandwidth_Bps == 200e9);  // line rate; x 0.6806 calibrated on DeepEP EP8
+  CHECK(h.node.link_efficiency == 0.6806);
+  CHECK(h.scaleout->nic_efficiency == 0.9081);
   CHECK(h.scaleout->kind == ScaleoutKind::kRail);
   CHECK(h.scaleout->nic_bandwidth_Bps == 50e9);
   CHECK(h.npu.flops_fp8 == 1979e12);
@@ -62,6 +65,20 @@ TEST_CASE("overrides from --set change a preset key by key", "[spec]") {
   CHECK(s.npu_count() == 256);
   CHECK(s.scaleout->nic_bandwidth_Bps == 50e9);
   CHECK(s.npu.comm_compute_share == 0.2);
+}
+
+TEST_CASE("efficiencies scale every link built from a line rate", "[spec]") {
+  // Default 1: the line rate. Set, the ports, the NVSwitch backplane and
+  // the NICs (and the rails built from them) run at line rate x efficiency.
+  const ClusterSpec line = load_cluster_spec("h800", {"node.link_efficiency=1", "scaleout.nic_efficiency=1"});
+  CHECK(line.node.effective_link_bandwidth_Bps() == 200e9);
+  const ClusterSpec half = load_cluster_spec("h800", {"node.link_efficiency=0.5", "scaleout.nic_efficiency=0.25"});
+  CHECK(half.node.effective_link_bandwidth_Bps() == 100e9);
+  CHECK(half.scaleout->effective_nic_bandwidth_Bps() == 12.5e9);
+  const TopologyGraph topo(half);
+  CHECK(topo.route(0, 1).bottleneck_Bps == 100e9);
+  CHECK(topo.route(0, 8).bottleneck_Bps == 12.5e9);
+  CHECK(load_cluster_spec("a2").node.link_efficiency == 1);
 }
 
 TEST_CASE("a preset can be named by path", "[spec]") {

@@ -109,6 +109,7 @@ def prepare(copy, epsim, root):
     shutil.copy(platform, os.path.join(copy, "my_cluster.xml"))
     shutil.copy(os.path.join(copy, "workloads", "presets", "tiny-moe.toml"), os.path.join(copy, "my.toml"))
     shutil.copy(os.path.join(copy, "tests", "tools", "docs", "SPEC.toml"), os.path.join(copy, "SPEC.toml"))
+    shutil.copy(os.path.join(copy, "validation", "deepep-h800-normal.toml"), os.path.join(copy, "my-measurements.toml"))
     sweeps = os.path.join(copy, "tools", "sweeps")
     for name in sorted(os.listdir(sweeps)):
         if not name.endswith(".toml"):

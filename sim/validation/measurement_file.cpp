@@ -1,0 +1,178 @@
+// Reading measurement files: every key once, with its type and range, and
+// every shape the DeepEP kernel model does not cover refused by name.
+#include "sim/validation/measurement_file.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/presets.hpp"
+#include "core/toml_reader.hpp"
+#include "topology/cluster_spec.hpp"
+
+namespace epsim::sim {
+
+namespace {
+
+// The model (deepep_bytes.hpp) counts per destination rank in one node and
+// per destination node across nodes, DeepEP normal's NVL and RDMA counts.
+std::string model_counting(int ep) { return ep <= 8 ? "rank" : "node"; }
+
+void not_modelled(TableReader& t, const char* key, const std::string& value, const std::string& what) {
+  t.fail(key, fmt::format("\"{}\" is not modelled yet ({})", value, what));
+}
+
+MeasuredKernel read_kernel(TableReader& t, const char* kernel) {
+  MeasuredKernel k;
+  k.GBps = t.number_or(std::string(kernel) + "_GBps", 0, 1e-9, 1e9);
+  k.us = t.number_or(std::string(kernel) + "_us", 0, 1e-9, 1e12);
+  return k;
+}
+
+}  // namespace
+
+const std::vector<std::string>& calibratable_parameters() {
+  static const std::vector<std::string> names = {topology::kLinkEfficiencyKey, topology::kNicEfficiencyKey};
+  return names;
+}
+
+MeasurementFile load_measurement_file(const std::string& path) {
+  const toml::table doc = load_toml_file(path);
+  TableReader root(doc, "");
+  root.integer("schema", kMeasurementSchemaVersion, kMeasurementSchemaVersion);
+  MeasurementFile m;
+  m.path = path;
+  m.source = root.string("source");
+  m.platform = root.string("platform");
+  if (m.platform.find('/') != std::string::npos || m.platform.find(".toml") != std::string::npos) {
+    const std::filesystem::path p(m.platform);
+    if (p.is_relative()) m.platform = (std::filesystem::path(path).parent_path() / p).string();
+  }
+  if (auto set = root.optional_table("platform_set")) {
+    for (const auto& [key, value] : set->raw()) {
+      const toml::node* n = set->node(key.str());
+      if (!n->is_string() && !n->is_number() && !n->is_boolean())
+        set->fail(key.str(), "expected a string, number or boolean, as after --set key=");
+      std::string text;
+      if (n->is_string()) text = *n->value<std::string>();
+      else if (n->is_integer()) text = std::to_string(*n->value<std::int64_t>());
+      else if (n->is_floating_point()) text = fmt::format("{:.17g}", *n->value<double>());
+      else text = *n->value<bool>() ? "true" : "false";
+      m.platform_set.push_back(std::string(key.str()) + "=" + text);
+    }
+    set->finish();
+  }
+
+  TableReader shape = root.table("shape");
+  m.tokens_per_rank = static_cast<int>(shape.integer("tokens_per_rank", 1, 1 << 20));
+  m.hidden = static_cast<int>(shape.integer("hidden", 128, 1 << 20));
+  m.experts = static_cast<int>(shape.integer("experts", 1, 1 << 16));
+  m.top_k = static_cast<int>(shape.integer("top_k", 1, 1 << 10));
+  m.node_limit = static_cast<int>(shape.integer_or("node_limit", 0, 0, 1 << 16));
+  m.sms = static_cast<int>(shape.integer_or("sms", 0, 0, 1 << 16));
+  const std::string dispatch = shape.choice("dispatch", {"fp8", "int8", "bf16"});
+  if (dispatch != "fp8") not_modelled(shape, "dispatch", dispatch, "the model sends FP8 tokens with FP32 scales");
+  const std::string combine = shape.choice("combine", {"fp8", "int8", "bf16"});
+  if (combine != "bf16") not_modelled(shape, "combine", combine, "the model returns BF16 tokens");
+  const std::string kernel = shape.choice("kernel", {"normal", "low_latency"});
+  if (kernel != "normal") not_modelled(shape, "kernel", kernel, "only DeepEP's normal kernels are");
+  const std::string counting = shape.choice("counting", {"rank", "node", "selection"});
+  if (counting == "selection")
+    not_modelled(shape, "counting", counting, "bytes are counted per destination rank or node");
+  if (shape.boolean_or("metadata", false))
+    not_modelled(shape, "metadata", "true", "counted bytes are the payload with its FP8 scales only");
+  shape.finish();
+
+  const toml::node* rows = root.node("row");
+  const toml::array* array = rows ? rows->as_array() : nullptr;
+  if (!array || !array->is_array_of_tables() || array->empty()) root.fail("row", "expected [[row]] tables");
+  std::vector<const MeasuredRow*> calibrated_by(calibratable_parameters().size(), nullptr);
+  m.rows.reserve(array->size());
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    TableReader t(*array->get(i)->as_table(), fmt::format("row[{}]", i));
+    MeasuredRow r;
+    r.at = location_of(*array->get(i));
+    r.ep = static_cast<int>(t.integer("ep", 1, 1 << 16));
+    if (r.ep > 8 && r.ep % 8 != 0) t.fail("ep", fmt::format("expected 1..8 or a multiple of 8 GPUs per node, got {}", r.ep));
+    for (const MeasuredRow& other : m.rows)
+      if (other.ep == r.ep) t.fail("ep", fmt::format("EP{} already has a row at line {}", r.ep, other.at.line));
+    r.dispatch = read_kernel(t, "dispatch");
+    r.combine = read_kernel(t, "combine");
+    if (!r.dispatch.given() && !r.combine.given())
+      t.fail("ep", "the row has no measured value: give dispatch_GBps, dispatch_us, combine_GBps or combine_us");
+    const std::string row_counting = t.choice_or("counting", counting, {"rank", "node", "selection"});
+    if (row_counting != model_counting(r.ep))
+      t.fail(t.has("counting") ? "counting" : "ep",
+             fmt::format("counting \"{}\" at EP{} is not modelled yet (the model counts per destination {} {})",
+                         row_counting, r.ep, model_counting(r.ep), r.ep <= 8 ? "in one node" : "across nodes"));
+    if (const toml::node* c = t.node("calibrate")) {
+      const toml::array* names = c->as_array();
+      if (!names) t.fail("calibrate", "expected an array of parameter names");
+      for (const toml::node& n : *names) {
+        const std::vector<std::string>& known = calibratable_parameters();
+        const std::string name = n.value<std::string>().value_or("");
+        const auto it = std::find(known.begin(), known.end(), name);
+        if (it == known.end())
+          throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
+                           fmt::format("unknown parameter \"{}\": expected \"{}\" or \"{}\"", name, known[0], known[1]));
+        const std::size_t p = static_cast<std::size_t>(it - known.begin());
+        if (calibrated_by[p])
+          throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
+                           fmt::format("{} is already calibrated by the row at line {} (at most one row per parameter)",
+                                       name, calibrated_by[p]->at.line));
+        if (!r.dispatch.given())
+          throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
+                           "a calibration uses the row's dispatch measurement; give dispatch_GBps or dispatch_us");
+        if ((p == 0) != (r.ep <= 8))
+          throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
+                           p == 0 ? "node.link_efficiency calibrates on an intranode row (EP <= 8)"
+                                  : "scaleout.nic_efficiency calibrates on an internode row (EP > 8)");
+        r.calibrate.push_back(name);
+      }
+    }
+    t.finish();
+    m.rows.push_back(r);
+    for (const std::string& name : m.rows.back().calibrate) {
+      const auto& known = calibratable_parameters();
+      calibrated_by[static_cast<std::size_t>(std::find(known.begin(), known.end(), name) - known.begin())] =
+          &m.rows.back();
+    }
+  }
+  root.finish();
+  return m;
+}
+
+DeepEpValidationOptions validation_options(const MeasurementFile& m) {
+  DeepEpValidationOptions o;
+  o.source = m.source;
+  o.platform = m.platform;
+  o.overrides = m.platform_set;
+  o.measured_tokens_per_rank = o.tokens_per_rank = m.tokens_per_rank;
+  o.hidden = m.hidden;
+  o.experts = m.experts;
+  o.top_k = m.top_k;
+  o.group_limit = m.node_limit;
+  o.measurements.clear();
+  o.eps.clear();
+  o.nvlink_calibration_ep = o.rdma_calibration_ep = 0;
+  for (const MeasuredRow& r : m.rows) {
+    o.measurements.push_back({r.ep, 1e9 * r.dispatch.GBps, 1e9 * r.combine.GBps, 1e-6 * r.dispatch.us,
+                              1e-6 * r.combine.us});
+    o.eps.push_back(r.ep);
+    for (const std::string& p : r.calibrate) (p == topology::kLinkEfficiencyKey ? o.nvlink_calibration_ep : o.rdma_calibration_ep) = r.ep;
+  }
+  for (const auto& [ep, name] : {std::pair{o.nvlink_calibration_ep, topology::kLinkEfficiencyKey},
+                                 std::pair{o.rdma_calibration_ep, topology::kNicEfficiencyKey}})
+    if (ep == 0)
+      throw InputError(SourceLocation{m.path}, "row",
+                       fmt::format("no row calibrates {}: validate calibrates node.link_efficiency on an intranode "
+                                   "row and scaleout.nic_efficiency on an internode row",
+                                   name));
+  return o;
+}
+
+// In the data folder beside platforms/ (core/presets.hpp finds it for a build tree and an installed copy alike).
+std::string default_measurement_file() { return data_dir() + "/validation/deepep-h800-normal.toml"; }
+
+}  // namespace epsim::sim

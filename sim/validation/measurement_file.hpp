@@ -1,0 +1,64 @@
+// A measurement table as data (docs/validation.md, "Measurement files"):
+// the platform it ran on, the benchmark's shape, how the source counts
+// bytes, and its rows of measured dispatch/combine GB/s or microseconds,
+// some of which calibrate a platform parameter. Strict TOML: unknown keys
+// and shapes the model does not cover are InputErrors at file:line:col.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "sim/validation/deepep_validation.hpp"
+
+namespace epsim::sim {
+
+inline constexpr int kMeasurementSchemaVersion = 1;
+
+// One measured kernel of a row; 0 where the source gives no figure.
+struct MeasuredKernel {
+  double GBps = 0;  // in the source's byte count, 1 GB = 1e9 B
+  double us = 0;    // kernel time
+  bool given() const { return GBps > 0 || us > 0; }
+};
+
+struct MeasuredRow {
+  int ep = 0;
+  SourceLocation at;  // the row's [[row]] table
+  MeasuredKernel dispatch, combine;
+  std::vector<std::string> calibrate;  // parameters this row's dispatch calibrates
+};
+
+struct MeasurementFile {
+  std::string path;
+  std::string source;                     // where the numbers come from
+  std::string platform;                   // preset name or a path (resolved against the file's folder)
+  std::vector<std::string> platform_set;  // "key=value" overrides, as --set
+  int tokens_per_rank = 0;
+  int hidden = 0;
+  int experts = 0;
+  int top_k = 0;
+  int node_limit = 0;  // nodes a token may reach; 0: no limit
+  int sms = 0;         // SMs (cores) the kernels ran on; recorded, the calibrated efficiency absorbs it
+  std::vector<MeasuredRow> rows;
+};
+
+// The two parameters a row may calibrate (topology/cluster_spec.hpp).
+const std::vector<std::string>& calibratable_parameters();
+
+// Reads and checks a measurement file. Throws InputError at the offending
+// key: unknown keys, a kernel or byte count the model does not cover
+// ("not modelled yet"), a row without a measured value, a bad or repeated
+// EP, an unknown parameter, or a second row calibrating one parameter.
+MeasurementFile load_measurement_file(const std::string& path);
+
+// The validation the file asks for: its platform and overrides, shape,
+// rows (all run, in file order) and calibration rows. Throws InputError
+// when a parameter has no calibration row (validate calibrates both).
+DeepEpValidationOptions validation_options(const MeasurementFile& file);
+
+// The shipped file `epsim validate` reads when given none: DeepEP V1
+// normal kernels on H800.
+std::string default_measurement_file();
+
+}  // namespace epsim::sim
