@@ -15,6 +15,7 @@
 #include "sim/platform/platform_loader.hpp"
 #include "sim/replay/collective_bench.hpp"
 #include "tools/command.hpp"
+#include "tools/run_request.hpp"
 
 namespace epsim::tools {
 
@@ -72,12 +73,7 @@ sim::ReplayOptions replay_options(const CollectiveState& s, sim::CollectiveOp op
     else
       throw option_error("--algorithm", "allreduce: expected ring or hierarchical, got \"" + s.algorithm + "\"");
   }
-  if (s.fidelity == "per-flow")
-    o.fidelity = sim::Fidelity::kPerFlow;
-  else if (s.fidelity == "aggregated")
-    o.fidelity = sim::Fidelity::kAggregated;
-  else if (!s.fidelity.empty())
-    throw option_error("--fidelity", "expected per-flow or aggregated, got \"" + s.fidelity + "\"");
+  if (const auto f = parse_fidelity(s.fidelity)) o.fidelity = *f;
   if (o.fidelity == sim::Fidelity::kPerFlow) {
     const std::string why = sim::per_flow_refusal(s.npus);
     if (!why.empty()) throw option_error("--fidelity", why);

@@ -55,12 +55,7 @@ sim::ReplayOptions replay_options(const RunRequest& r) {
     o.algorithm = sim::AlltoallAlgorithm::kHierarchical;
   else if (!r.algorithm.empty())
     throw option_error("--algorithm", "expected direct or hierarchical, got \"" + r.algorithm + "\"");
-  if (r.fidelity == "per-flow")
-    o.fidelity = sim::Fidelity::kPerFlow;
-  else if (r.fidelity == "aggregated")
-    o.fidelity = sim::Fidelity::kAggregated;
-  else if (!r.fidelity.empty())
-    throw option_error("--fidelity", "expected per-flow or aggregated, got \"" + r.fidelity + "\"");
+  if (const auto f = parse_fidelity(r.fidelity)) o.fidelity = *f;
   if (r.all_reduce == "ring")
     o.all_reduce = sim::AllReduceAlgorithm::kRing;
   else if (r.all_reduce != "hierarchical")
@@ -70,6 +65,14 @@ sim::ReplayOptions replay_options(const RunRequest& r) {
 }
 
 }  // namespace
+
+std::optional<sim::Fidelity> parse_fidelity(const std::string& fidelity) {
+  if (fidelity == "per-flow") return sim::Fidelity::kPerFlow;
+  if (fidelity == "aggregated") return sim::Fidelity::kAggregated;
+  if (!fidelity.empty())
+    throw option_error("--fidelity", "expected per-flow or aggregated, got \"" + fidelity + "\"");
+  return std::nullopt;
+}
 
 void add_ep_seed_options(CLI::App& cmd, std::optional<int>& ep, std::optional<long long>& seed) {
   cmd.add_option_function<int>("--ep", [&ep](const int& v) { ep = v; },

@@ -36,6 +36,10 @@ void add_run_options(CLI::App& cmd, RunRequest& request);
 // Declares --ep and --seed (run, workload show): unset unless given.
 void add_ep_seed_options(CLI::App& cmd, std::optional<int>& ep, std::optional<long long>& seed);
 
+// "per-flow" | "aggregated" as a Fidelity, "" as unset (the replay's default);
+// anything else throws InputError naming --fidelity.
+std::optional<sim::Fidelity> parse_fidelity(const std::string& fidelity);
+
 // Parses run options (as a sweep point lists them); bad ones throw InputError.
 RunRequest parse_run_request(const std::vector<std::string>& args);
 
