@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "core/json_output.hpp"
 #include "core/error.hpp"
 #include "ledgers/report.hpp"
 #include "tools/command.hpp"
@@ -80,32 +81,37 @@ void add_ep_comm(CLI::App& bounds, BoundsState& s) {
   s.ep_app = app;
 }
 
+// One ledger, as text or JSON; its JSON form checks every figure is finite,
+// for the text too.
+template <class Ledger>
+std::string print(const Ledger& ledger, bool json) {
+  const std::string checked = dump_checked(ledgers::to_json(ledger), "bounds");
+  return json ? checked : ledgers::render_text(ledger);
+}
+
 int run(const BoundsState& s) {
   if (s.train_app->parsed()) {
-    ledgers::TrainStep step = ledgers::train_step(s.train);
-    std::cout << (s.json ? ledgers::to_json(step).dump(2) + "\n" : ledgers::render_text(step));
+    std::cout << print(ledgers::train_step(s.train), s.json);
   } else if (s.comm_app->parsed()) {
-    ledgers::CommLedger ledger = ledgers::comm_ledger(s.comm);
-    std::cout << (s.json ? ledgers::to_json(ledger).dump(2) + "\n" : ledgers::render_text(ledger));
+    std::cout << print(ledgers::comm_ledger(s.comm), s.json);
   } else if (s.budget_app->parsed()) {
-    ledgers::StepBudget budget = ledgers::step_budget(s.budget);
-    std::cout << (s.json ? ledgers::to_json(budget).dump(2) + "\n" : ledgers::render_text(budget));
+    std::cout << print(ledgers::step_budget(s.budget), s.json);
   } else if (s.ep_app->parsed()) {
-    ledgers::EpComm comm = ledgers::ep_comm(s.ep);
-    std::cout << (s.json ? ledgers::to_json(comm).dump(2) + "\n" : ledgers::render_text(comm));
+    std::cout << print(ledgers::ep_comm(s.ep), s.json);
   } else {
     // All four at the seeds' defaults, in seed order.
     ledgers::TrainStep step = ledgers::train_step({});
     ledgers::CommLedger ledger = ledgers::comm_ledger({});
     ledgers::StepBudget budget = ledgers::step_budget({});
     ledgers::EpComm comm = ledgers::ep_comm({});
+    ledgers::Json all;
+    all["train_step"] = ledgers::to_json(step);
+    all["comm_ledger"] = ledgers::to_json(ledger);
+    all["step_budget"] = ledgers::to_json(budget);
+    all["ep_comm"] = ledgers::to_json(comm);
+    const std::string checked = dump_checked(all, "bounds");
     if (s.json) {
-      ledgers::Json all;
-      all["train_step"] = ledgers::to_json(step);
-      all["comm_ledger"] = ledgers::to_json(ledger);
-      all["step_budget"] = ledgers::to_json(budget);
-      all["ep_comm"] = ledgers::to_json(comm);
-      std::cout << all.dump(2) << "\n";
+      std::cout << checked;
     } else {
       std::cout << ledgers::render_text(step) << "\n"
                 << ledgers::render_text(ledger) << "\n"

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_output.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "sim/platform/platform_loader.hpp"
@@ -123,7 +124,7 @@ std::string format_json(const CollectiveState& s, const std::string& source, int
                           {"algbw_Bps", r.algbw_Bps},
                           {"busbw_Bps", r.busbw_Bps},
                           {"activities", r.activities}});
-  return j.dump(2) + "\n";
+  return dump_checked(j, "collective");
 }
 
 int run_collective(const CollectiveState& s) {
@@ -142,8 +143,9 @@ int run_collective(const CollectiveState& s) {
   std::vector<sim::CollectiveTiming> rows;
   for (double bytes : sizes)
     rows.push_back(sim::time_collective(*open.engine, open.loaded, op, s.npus, per_node, bytes, options));
-  std::cout << (s.json ? format_json(s, open.shape.source, per_node, rows)
-                       : format_table(s, open.shape.source, per_node, rows));
+  // The JSON form checks every figure is finite, for the table too.
+  const std::string json = format_json(s, open.shape.source, per_node, rows);
+  std::cout << (s.json ? json : format_table(s, open.shape.source, per_node, rows));
   return 0;
 }
 

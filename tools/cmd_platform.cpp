@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_output.hpp"
 #include "core/error.hpp"
 #include "sim/platform/platform_loader.hpp"
 #include "topology/cluster_spec.hpp"
@@ -42,7 +43,7 @@ void add_platform_argument(CLI::App* app, PlatformState& s) {
 int run_show(const PlatformState& s) {
   topology::ClusterSpec spec = topology::load_cluster_spec(s.platform, s.overrides);
   topology::TopologyReport report = topology::make_report(topology::TopologyGraph(spec));
-  if (s.json) std::cout << topology::report_json(report).dump(2) << "\n";
+  if (s.json) std::cout << dump_checked(topology::report_json(report), "platform report");
   else std::cout << topology::format_report(report);
   return 0;
 }

@@ -72,7 +72,9 @@ int run_validate(const ValidateState& s) {
   if (!s.output.empty()) check_output_path("--output", s.output);
   if (!s.write_platform.empty()) check_output_path("--write-platform", s.write_platform);
   const sim::DeepEpValidation v = sim::run_deepep_validation(options(s));
-  const std::string table = s.json ? sim::format_deepep_validation_json(v) : sim::format_deepep_validation(v);
+  // The JSON form checks every figure is finite, for the table too.
+  const std::string json = sim::format_deepep_validation_json(v);
+  const std::string table = s.json ? json : sim::format_deepep_validation(v);
   std::cout << table;
   if (!s.output.empty()) write_file("--output", s.output, table);
   if (!s.write_platform.empty()) write_file("--write-platform", s.write_platform, sim::calibrated_platform_toml(v));

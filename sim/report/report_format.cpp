@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_output.hpp"
+
 #include "sim/report/report.hpp"
 
 namespace epsim::sim {
@@ -60,9 +62,75 @@ std::string platform_text(const Report& r) {
   return fmt::format("{} ({})", s.platform.empty() ? std::string("?") : s.platform, extra);
 }
 
+nlohmann::ordered_json report_json(const Report& r) {
+  const Scenario& sc = r.scenario;
+  nlohmann::ordered_json j;
+  j["epsim_version"] = epsim_version();
+  j["scenario"] = {{"platform", sc.platform},
+                   {"platform_name", sc.platform_name},
+                   {"npu_model", sc.npu_model},
+                   {"platform_nodes", r.platform_nodes},
+                   {"workload", sc.workload},
+                   {"model", sc.model},
+                   {"ep", sc.ep},
+                   {"dp", sc.dp},
+                   {"ranks_per_node", sc.ranks_per_node},
+                   {"nodes", r.nodes_used},
+                   {"seed", sc.seed},
+                   {"overrides", sc.overrides}};
+  j["ranks"] = r.ranks;
+  j["tasks"] = r.tasks;
+  j["schedule"] = r.schedule;
+  j["algorithm"] = r.algorithm;
+  j["fidelity"] = r.fidelity;
+  j["all_reduce"] = r.all_reduce;
+  j["activities"] = r.activities;
+  j["precision_fallbacks"] = nlohmann::ordered_json::array();
+  for (const DtypeFallback& f : r.fallbacks)
+    j["precision_fallbacks"].push_back(
+        {{"wanted", to_string(f.wanted)}, {"used", to_string(f.used)}, {"host", f.host}});
+  j["step"] = row_json(r.step);
+  j["step"]["critical_path_bound_s"] = r.critical_path_bound_s;
+  j["step"]["rank_streams_bound_s"] = r.rank_streams_bound_s;
+  const GapParts& g = r.gap;
+  j["gap"] = {{"total_s", r.step.sim_s - r.step.bound_s},
+              {"serialisation_s", g.serialisation_s()},
+              {"contention_s", g.comm_excess_s},
+              {"compute_excess_s", g.compute_excess_s},
+              {"idle_s", g.idle_s},
+              {"path_compute_bound_s", g.path_compute_bound_s},
+              {"path_comm_bound_s", g.path_comm_bound_s},
+              {"path_comm_s", g.path_comm_s()},
+              {"end_rank", g.end_rank},
+              {"path_tasks", g.path_tasks},
+              {"path_collectives", g.path_collectives}};
+  j["phases"] = nlohmann::ordered_json::array();
+  for (const ReportRow& p : r.phases) j["phases"].push_back(row_json(p));
+  j["communication"] = {{"busy_mean_s", r.comm_mean_s},
+                        {"exposed_mean_s", r.exposed_comm_mean_s},
+                        {"exposed_max_s", r.exposed_comm_max_s},
+                        {"overlap_fraction", r.overlap_fraction},
+                        {"peer_wait_mean_s", r.peer_wait_mean_s}};
+  j["straggler"] = {{"rank", r.straggler_rank},
+                    {"compute_s", r.straggler_compute_s},
+                    {"mean_compute_s", r.mean_compute_s},
+                    {"max_over_mean", r.straggler_ratio},
+                    {"layer", r.layer_straggler_layer},
+                    {"layer_rank", r.layer_straggler_rank},
+                    {"layer_compute_s", r.layer_straggler_compute_s},
+                    {"layer_mean_compute_s", r.layer_mean_compute_s}};
+  j["busiest_links"] = nlohmann::ordered_json::array();
+  for (const LinkRow& l : r.busiest_links)
+    j["busiest_links"].push_back(
+        {{"link", l.link}, {"bytes", l.bytes}, {"bandwidth_Bps", l.bandwidth_Bps}, {"utilisation", l.utilisation}});
+  return j;
+}
+
 }  // namespace
 
 std::string format_table(const Report& r) {
+  // The table shows a subset of the JSON's figures: one check guards both.
+  require_finite(report_json(r), "report");
   const Scenario& sc = r.scenario;
   std::string out;
   out += fmt::format("epsim {} run report\n", epsim_version());
@@ -130,68 +198,6 @@ std::string format_table(const Report& r) {
   return out;
 }
 
-std::string format_json(const Report& r) {
-  const Scenario& sc = r.scenario;
-  nlohmann::ordered_json j;
-  j["epsim_version"] = epsim_version();
-  j["scenario"] = {{"platform", sc.platform},
-                   {"platform_name", sc.platform_name},
-                   {"npu_model", sc.npu_model},
-                   {"platform_nodes", r.platform_nodes},
-                   {"workload", sc.workload},
-                   {"model", sc.model},
-                   {"ep", sc.ep},
-                   {"dp", sc.dp},
-                   {"ranks_per_node", sc.ranks_per_node},
-                   {"nodes", r.nodes_used},
-                   {"seed", sc.seed},
-                   {"overrides", sc.overrides}};
-  j["ranks"] = r.ranks;
-  j["tasks"] = r.tasks;
-  j["schedule"] = r.schedule;
-  j["algorithm"] = r.algorithm;
-  j["fidelity"] = r.fidelity;
-  j["all_reduce"] = r.all_reduce;
-  j["activities"] = r.activities;
-  j["precision_fallbacks"] = nlohmann::ordered_json::array();
-  for (const DtypeFallback& f : r.fallbacks)
-    j["precision_fallbacks"].push_back(
-        {{"wanted", to_string(f.wanted)}, {"used", to_string(f.used)}, {"host", f.host}});
-  j["step"] = row_json(r.step);
-  j["step"]["critical_path_bound_s"] = r.critical_path_bound_s;
-  j["step"]["rank_streams_bound_s"] = r.rank_streams_bound_s;
-  const GapParts& g = r.gap;
-  j["gap"] = {{"total_s", r.step.sim_s - r.step.bound_s},
-              {"serialisation_s", g.serialisation_s()},
-              {"contention_s", g.comm_excess_s},
-              {"compute_excess_s", g.compute_excess_s},
-              {"idle_s", g.idle_s},
-              {"path_compute_bound_s", g.path_compute_bound_s},
-              {"path_comm_bound_s", g.path_comm_bound_s},
-              {"path_comm_s", g.path_comm_s()},
-              {"end_rank", g.end_rank},
-              {"path_tasks", g.path_tasks},
-              {"path_collectives", g.path_collectives}};
-  j["phases"] = nlohmann::ordered_json::array();
-  for (const ReportRow& p : r.phases) j["phases"].push_back(row_json(p));
-  j["communication"] = {{"busy_mean_s", r.comm_mean_s},
-                        {"exposed_mean_s", r.exposed_comm_mean_s},
-                        {"exposed_max_s", r.exposed_comm_max_s},
-                        {"overlap_fraction", r.overlap_fraction},
-                        {"peer_wait_mean_s", r.peer_wait_mean_s}};
-  j["straggler"] = {{"rank", r.straggler_rank},
-                    {"compute_s", r.straggler_compute_s},
-                    {"mean_compute_s", r.mean_compute_s},
-                    {"max_over_mean", r.straggler_ratio},
-                    {"layer", r.layer_straggler_layer},
-                    {"layer_rank", r.layer_straggler_rank},
-                    {"layer_compute_s", r.layer_straggler_compute_s},
-                    {"layer_mean_compute_s", r.layer_mean_compute_s}};
-  j["busiest_links"] = nlohmann::ordered_json::array();
-  for (const LinkRow& l : r.busiest_links)
-    j["busiest_links"].push_back(
-        {{"link", l.link}, {"bytes", l.bytes}, {"bandwidth_Bps", l.bandwidth_Bps}, {"utilisation", l.utilisation}});
-  return j.dump(2) + "\n";
-}
+std::string format_json(const Report& r) { return dump_checked(report_json(r), "report"); }
 
 }  // namespace epsim::sim

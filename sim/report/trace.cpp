@@ -3,10 +3,12 @@
 #include "sim/report/trace.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "sim/report/report.hpp"
 
 namespace epsim::sim {
@@ -32,7 +34,12 @@ std::string escaped(const std::string& s) {
   return out;
 }
 
-std::string us(double s) { return fmt::format("{:.6f}", s * 1e6); }
+// Microseconds as the trace prints them; a non-finite time would make the
+// file invalid JSON (`"ts":inf`) and is a bug in epsim, not input.
+std::string us(double s) {
+  if (!std::isfinite(s)) throw InternalError("trace: non-finite time " + fmt::format("{}", s));
+  return fmt::format("{:.6f}", s * 1e6);
+}
 
 // The `count` most utilised links among the HBMs (`hbm`) or the others.
 std::vector<int> busiest(const Timeline& t, const PlatformFacts& platform, bool hbm, int count) {

@@ -1,4 +1,5 @@
 // DeepEP validation: calibrate on two cells, predict the rest.
+#include "core/json_output.hpp"
 #include "sim/validation/deepep_validation.hpp"
 
 #include <algorithm>
@@ -271,7 +272,7 @@ std::string format_deepep_validation_json(const DeepEpValidation& v) {
                                        {"row_ep", v.options.rdma_calibration_ep},
                                        {"kernel", "dispatch"}}}}},
       {"rows", rows}};
-  return out.dump(2) + "\n";
+  return dump_checked(out, "validation");
 }
 
 std::string calibrated_platform_toml(const DeepEpValidation& v) {

@@ -1,4 +1,5 @@
 // Locked, durable appends of JSON lines, and tolerant reading.
+#include "core/json_output.hpp"
 #include "tools/sweep/results_store.hpp"
 
 #include <fcntl.h>
@@ -65,7 +66,7 @@ class LockedFile {
 
 void append_result(const std::string& path, const nlohmann::json& record) {
   LockedFile file(path);
-  std::string line = record.dump() + "\n";
+  std::string line = dump_checked(record, "sweep record", -1);
   if (file.ends_in_torn_line()) line = "\n" + line;
   file.write_all(line);
 }
