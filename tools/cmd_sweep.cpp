@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -36,6 +37,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct SweepState {
+  bool keep_going = false;
   std::string spec;
   std::string results;
   std::string csv;
@@ -86,8 +88,8 @@ std::string axis_key_without_side(const std::string& key) {
 // The spec location of the coordinate that caused `e`: the axis value whose
 // key the error names; else the slowest axis's value (the message lists every
 // coordinate). "" for the base point.
-std::string where_of(const sweep::Point& p, const std::exception& e) {
-  if (p.coordinate_sources.empty()) return "";
+std::optional<SourceLocation> where_of(const sweep::Point& p, const std::exception& e) {
+  if (p.coordinate_sources.empty()) return std::nullopt;
   std::size_t blamed = 0;
   const std::vector<std::string> keys = blamed_keys(e);
   for (std::size_t i = 0; i < p.coordinates.size(); ++i) {
@@ -97,8 +99,7 @@ std::string where_of(const sweep::Point& p, const std::exception& e) {
       break;
     }
   }
-  const SourceLocation& w = p.coordinate_sources[blamed];
-  return fmt::format("{}:{}:{}", w.file, w.line, w.column);
+  return p.coordinate_sources[blamed];
 }
 
 // "workload.parallel.ep=64, schedule=\"serial\"": which point, in the spec's words.
@@ -109,9 +110,20 @@ std::string describe(const sweep::Point& p) {
 }
 
 // "spec.toml:7:14: point 1 (workload.parallel.ep=64): <problem>"
+// Where a point's error belongs: the blamed axis entry, else the spec file.
+SourceLocation location_of(const sweep::SweepSpec& spec, const sweep::Point& p, const std::exception& e) {
+  return where_of(p, e).value_or(SourceLocation{spec.path, 0, 0});
+}
+
+// "point 2 (workload.parallel.ep=3): <the point's own error>"
+std::string point_problem(const sweep::Point& p, const std::exception& e) {
+  return fmt::format("point {} ({}): {}", p.index, describe(p), e.what());
+}
+
 std::string located(const sweep::SweepSpec& spec, const sweep::Point& p, const std::exception& e) {
-  const std::string where = where_of(p, e);
-  return fmt::format("{}: point {} ({}): {}", where.empty() ? spec.path : where, p.index, describe(p), e.what());
+  const SourceLocation w = location_of(spec, p, e);
+  const std::string where = w.line > 0 ? fmt::format("{}:{}:{}", w.file, w.line, w.column) : w.file;
+  return fmt::format("{}: {}", where, point_problem(p, e));
 }
 
 json coordinates_json(const sweep::Point& p) {
@@ -161,11 +173,13 @@ std::set<std::string> finished_keys(const std::string& results) {
   return done;
 }
 
-// Checks every pending point before running any: a bad combination is
-// reported with the spec line of its axis, and recorded as failed.
+// Checks every pending point before running any. A bad combination stops
+// the sweep before anything runs, at the spec line of its axis; with
+// `keep_going` it is reported, recorded as failed, and the others run.
 std::vector<int> check_points(const sweep::SweepSpec& spec, const std::vector<int>& pending,
-                              const std::string& results, int& rejected) {
+                              const std::string& results, bool keep_going, int& rejected) {
   std::vector<int> runnable;
+  std::optional<InputError> first_bad;
   for (int i : pending) {
     const sweep::Point& p = spec.points[i];
     try {
@@ -173,6 +187,10 @@ std::vector<int> check_points(const sweep::SweepSpec& spec, const std::vector<in
       runnable.push_back(i);
     } catch (const std::exception& e) {
       ++rejected;
+      if (!keep_going) {
+        if (!first_bad) first_bad.emplace(location_of(spec, p, e), "", point_problem(p, e));
+        continue;
+      }
       std::string message = located(spec, p, e);
       std::cerr << message << "\n";
       json record = record_base(p);
@@ -180,6 +198,12 @@ std::vector<int> check_points(const sweep::SweepSpec& spec, const std::vector<in
       record["error"] = message;
       sweep::append_result(results, record);
     }
+  }
+  if (first_bad) {
+    if (rejected == 1) throw *first_bad;
+    throw InputError(first_bad->where(), "",
+                     fmt::format("{} (and {} more bad point{}; --keep-going runs the good ones)",
+                                 first_bad->problem(), rejected - 1, rejected == 2 ? "" : "s"));
   }
   return runnable;
 }
@@ -199,10 +223,10 @@ int run_sweep(const SweepState& s) {
     if (!done.count(p.key())) pending.push_back(p.index);
   }
   const int total = static_cast<int>(spec.points.size());
-  std::cerr << fmt::format("epsim sweep: {} points, {} finished earlier, {} to run; results in {}\n", total,
-                           total - static_cast<int>(pending.size()), pending.size(), results);
   int rejected = 0;
-  std::vector<int> runnable = check_points(spec, pending, results, rejected);
+  std::vector<int> runnable = check_points(spec, pending, results, s.keep_going, rejected);
+  std::cerr << fmt::format("epsim sweep: {} points, {} finished earlier, {} to run; results in {}\n", total,
+                           total - static_cast<int>(pending.size()), runnable.size(), results);
 
   if (!s.emit_slurm.empty()) {
     if (runnable.empty()) {
@@ -286,6 +310,8 @@ Command add_sweep_command(CLI::App& epsim) {
   cmd->add_option("--slurm-partition", state->slurm_partition, "partition for the job array");
   cmd->add_option("--slurm-time", state->slurm_time, "time limit per array task, e.g. 01:00:00");
   cmd->add_flag("-q,--quiet", state->quiet, "no progress lines");
+  cmd->add_flag("--keep-going", state->keep_going,
+                "run the good points when some fail their checks (recorded as failed) instead of refusing the sweep");
 
   auto collect_state = std::make_shared<SweepState>();
   CLI::App* collect_cmd = cmd->add_subcommand("collect", "check a sweep's results and export them as CSV");

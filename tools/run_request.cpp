@@ -4,8 +4,9 @@
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "sim/platform/sim_engine.hpp"
 #include "sim/platform/platform_loader.hpp"
+#include "sim/platform/sim_engine.hpp"
+#include "sim/run_memory.hpp"
 #include "workloads/task_graph_builder.hpp"
 #include "tools/option_checks.hpp"
 #include "workloads/workload_loader.hpp"
@@ -138,6 +139,10 @@ RunOutcome run_request(const RunRequest& r) {
   RunOutcome out;
   const workloads::WorkloadSpec w = workloads::load_workload(r.workload, overrides.workload);
   check_fidelity(options, w);
+  // A platform that cannot take the job is refused before the routing is sampled.
+  const sim::PlatformShape platform = sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform});
+  sim::check_ranks_fit(platform, w.parallel.ranks(), w.parallel.ranks_per_node);
+  sim::check_run_memory(platform, w);
   options.compute_fallback = w.precision.gemm_fallback;
   // The platform's own name and NPU model are filled in by simulate().
   const sim::Scenario scenario{r.platform, "", "", r.workload, w.model.name, w.parallel.ep, w.parallel.dp,
@@ -156,6 +161,7 @@ void check_run_request(const RunRequest& r) {
   // The verdict the run would give: check_platform runs an XML's checks in a child process.
   const sim::PlatformShape platform = sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform});
   sim::check_ranks_fit(platform, w.parallel.ranks(), w.parallel.ranks_per_node);
+  sim::check_run_memory(platform, w);
 }
 
 }  // namespace epsim::tools

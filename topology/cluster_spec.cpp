@@ -76,6 +76,11 @@ NodeSpec read_node(TableReader t, bool supernode) {
   node.npus = static_cast<int>(t.integer("npus", 1, 4096));
   node.count = static_cast<int>(t.integer("count", 1, 65536));
   node.count_given_at = location_of(*t.node("count"));
+  // The largest clusters built today have ~10^5 accelerators; beyond this the
+  // topology graph alone (names, links, routes) costs gigabytes.
+  if (static_cast<std::int64_t>(node.count) * node.npus > kMaxClusterNpus)
+    t.fail("count", fmt::format("{} nodes x {} NPUs = {} NPUs, above the {} epsim models", node.count, node.npus,
+                                static_cast<std::int64_t>(node.count) * node.npus, kMaxClusterNpus));
   if (!supernode) {
     node.fabric =
         t.choice("fabric", {"mesh", "switch"}) == "mesh" ? NodeFabricKind::kMesh : NodeFabricKind::kSwitch;

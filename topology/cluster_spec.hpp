@@ -32,6 +32,9 @@ inline constexpr double kCommComputeShareLimit = 1;
 // (HCCS); `kSwitch`: one port per NPU into a switch (NVSwitch).
 enum class NodeFabricKind { kMesh, kSwitch };
 
+// The most NPUs a cluster may have (node.npus x node.count): 2^17.
+inline constexpr std::int64_t kMaxClusterNpus = 131072;
+
 struct NodeSpec {
   int npus = 0;   // NPUs per node, >= 1
   int count = 0;  // nodes in the cluster, >= 1

@@ -26,6 +26,8 @@ bool is_connected(const TopologyGraph& topo);
 
 // The largest number of graph edges on a shortest path between two NPUs.
 int diameter_hops(const TopologyGraph& topo);
+// The same by a search from every NPU: the reference diameter_hops is tested against.
+int diameter_hops_every_npu(const TopologyGraph& topo);
 
 // Max-flow (bytes/s, one direction) from the first half of the ranks to the
 // second half; 0 with one NPU. Split-duplex links count their per-direction

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/memory_limit.hpp"
 #include "core/overrides.hpp"
 #include "core/presets.hpp"
 #include "core/toml_reader.hpp"
@@ -21,8 +22,6 @@ namespace fs = std::filesystem;
 
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;     // channels, vocab, FFN sizes
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 30;  // tokens fit TrafficMatrix's int32
-// Traffic matrices grow as ranks^2: refuse graphs that would not fit in memory.
-constexpr double kMaxTrafficBytes = 4.0 * (1 << 30);
 
 Dtype to_dtype(const std::string& name) {
   if (name == "fp8") return Dtype::kFp8;
@@ -79,6 +78,7 @@ ModelSpec read_model(TableReader t) {
 ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
   ParallelSpec p;
   p.ep = small_int(t, "ep", 1, 1 << 16);
+  p.ranks_given_at = location_of(*t.node("ep"));
   if (m.experts % p.ep != 0) {
     t.fail("ep", fmt::format("model.experts ({}) is not divisible by parallel.ep ({})", m.experts, p.ep));
   }
@@ -94,13 +94,13 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
   if (p.ep % p.ranks_per_node != 0) {
     t.fail("ranks_per_node", fmt::format("must divide parallel.ep ({}), got {}", p.ep, p.ranks_per_node));
   }
-  const double matrices = static_cast<double>(m.moe_layers()) * p.micro_batches;
-  const double traffic_bytes = matrices * 4.0 * p.ranks() * static_cast<double>(p.ranks());
-  if (traffic_bytes > kMaxTrafficBytes) {
+  const double traffic_bytes = traffic_memory_bytes(m.moe_layers(), p.micro_batches, p.ranks());
+  if (traffic_bytes > memory_limit_GiB() * kBytesPerGiB) {
     t.fail(p.dp > 1 ? "dp" : "ep",
-           fmt::format("ep x dp = {} ranks need {:.1f} GiB of traffic matrices (limit {:.0f} GiB); "
-                       "simulate fewer ranks or micro-batches",
-                       p.ranks(), traffic_bytes / (1 << 30), kMaxTrafficBytes / (1 << 30)));
+           fmt::format("ep x dp = {} ranks need an estimated {:.1f} GiB for their traffic matrices ({} of {}^2 "
+                       "entries x ~{:.0f} B), {}; simulate fewer ranks or micro-batches",
+                       p.ranks(), traffic_bytes / kBytesPerGiB, m.moe_layers() * p.micro_batches, p.ranks(),
+                       kTrafficBytesPerEntry, memory_limit_clause()));
   }
   t.finish();
   return p;

@@ -59,6 +59,7 @@ struct ParallelSpec {
   std::int64_t tokens_per_micro_batch = 0;  // per rank: sequence length x sequences
   std::int64_t sequence_length = 0;         // for the attention core; divides tokens_per_micro_batch
   int ranks_per_node = 8;  // the workload's node, for node-limited routing and per-node dedup
+  SourceLocation ranks_given_at;  // where parallel.ep was set: memory refusals of the ranks point here
 
   int ranks() const { return ep * dp; }
   int nodes_per_replica() const { return ep / ranks_per_node; }
@@ -116,6 +117,16 @@ struct WorkloadSpec {
   PrecisionSpec precision;
   RoutingSpec routing;
 };
+
+// Memory a job's traffic matrices cost while it is sampled, built and
+// replayed, ~32 B per matrix entry: measured 9-10 B per entry for sampling
+// and the task graph (`workload show deepseek-v3`, EP64 and EP256) and
+// ~18 B more in the replay (`run` at EP256: 260 MB in all, of which 52 MB
+// platform), rounded up. One matrix per MoE layer and micro-batch, ranks^2.
+inline constexpr double kTrafficBytesPerEntry = 32;
+inline double traffic_memory_bytes(int moe_layers, int micro_batches, int ranks) {
+  return kTrafficBytesPerEntry * moe_layers * static_cast<double>(micro_batches) * ranks * static_cast<double>(ranks);
+}
 
 // Bytes of one element of `dtype`.
 double dtype_bytes(Dtype dtype);

@@ -13,6 +13,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include "core/error.hpp"
+#include "core/memory_limit.hpp"
 #include "core/toml_reader.hpp"
 #include "sim/platform/child_probe.hpp"
 #include "sim/platform/flat_platform.hpp"
@@ -66,39 +67,24 @@ PlatformShape cluster_shape(topology::ClusterSpec cluster) {
   return shape;
 }
 
-// The flat build holds one route per ordered NPU pair (a Full zone), so its
-// memory grows as NPUs^2: measured on a2 with tiny-moe, 86 MB at 512 NPUs
-// and 782 MB at 2048, i.e. ~40 MB plus ~180 B per route.
-constexpr double kBaseBytes = 40e6;
-constexpr double kBytesPerRoute = 180;
-constexpr double kDefaultMemoryLimitGiB = 4;
-
-// The memory limit for building a platform, GiB: EPSIM_MEMORY_LIMIT_GIB
-// when set to a positive number, else kDefaultMemoryLimitGiB.
-double memory_limit_GiB() {
-  const char* text = std::getenv("EPSIM_MEMORY_LIMIT_GIB");
-  if (text == nullptr) return kDefaultMemoryLimitGiB;
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !(v > 0) || !std::isfinite(v))
-    throw InputError({"EPSIM_MEMORY_LIMIT_GIB", 0, 0}, "",
-                     fmt::format("expected a positive number of GiB, got \"{}\"", text));
-  return v;
-}
-
 // Refuses, before SimGrid allocates it, a platform whose routes would not fit.
 void check_build_memory(const topology::ClusterSpec& cluster) {
-  const double npus = static_cast<double>(cluster.node.count) * cluster.node.npus;
-  const double estimate_bytes = kBaseBytes + kBytesPerRoute * npus * npus;
-  const double limit_GiB = memory_limit_GiB();
-  if (estimate_bytes > limit_GiB * 1073741824.0)
+  const double estimate_bytes = platform_memory_bytes(cluster);
+  if (estimate_bytes > memory_limit_GiB() * kBytesPerGiB) {
+    const double npus = static_cast<double>(cluster.node.count) * cluster.node.npus;
     throw InputError(cluster.node.count_given_at, "node.count",
-                     fmt::format("building {:.0f} NPUs needs an estimated {:.1f} GiB ({:.0f}^2 routes x ~{:.0f} B), "
-                                 "above the limit of {:g} GiB (EPSIM_MEMORY_LIMIT_GIB raises it)",
-                                 npus, estimate_bytes / 1073741824.0, npus, kBytesPerRoute, limit_GiB));
+                     fmt::format("building {:.0f} NPUs needs an estimated {:.1f} GiB ({:.0f}^2 routes x ~{:.0f} B), {}",
+                                 npus, estimate_bytes / kBytesPerGiB, npus, kPlatformBytesPerRoute,
+                                 memory_limit_clause()));
+  }
 }
 
 }  // namespace
+
+double platform_memory_bytes(const topology::ClusterSpec& cluster) {
+  const double npus = static_cast<double>(cluster.node.count) * cluster.node.npus;
+  return kPlatformBaseBytes + kPlatformBytesPerRoute * npus * npus;
+}
 
 bool is_platform_xml(const std::string& platform) {
   return platform.size() > 4 && platform.compare(platform.size() - 4, 4, ".xml") == 0;

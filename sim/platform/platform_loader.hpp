@@ -64,4 +64,11 @@ OpenPlatform open_platform(const topology::ClusterSpec& cluster, const EngineOpt
 // with the count needed; other misfits as place_ranks reports them.
 void check_ranks_fit(const PlatformShape& platform, int ranks, int ranks_per_node);
 
+// The flat build holds one route per ordered NPU pair (a Full zone), so its
+// memory grows as NPUs^2: measured on a2 with tiny-moe, 86 MB at 512 NPUs
+// and 782 MB at 2048, i.e. ~40 MB plus ~180 B per route.
+inline constexpr double kPlatformBaseBytes = 40e6;
+inline constexpr double kPlatformBytesPerRoute = 180;
+double platform_memory_bytes(const topology::ClusterSpec& cluster);
+
 }  // namespace epsim::sim

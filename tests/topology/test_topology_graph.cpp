@@ -71,6 +71,15 @@ TEST_CASE("diameter in hops and connectivity", "[graph]") {
   CHECK(diameter_hops(TopologyGraph(preset("a2", {"node.count=4"}))) == 2);  // NIC, leaf, NIC
   CHECK(diameter_hops(TopologyGraph(preset("a2", {"node.count=8"}))) == 4);  // via the spine
   CHECK(diameter_hops(TopologyGraph(preset("h800"))) == 2);
+  // The two-node search equals the search from every NPU, partial last leaf included.
+  for (const auto& [name, sets] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"a2", {"node.count=6"}},
+           {"a2", {"node.count=9", "scaleout.nodes_per_leaf=2"}},
+           {"h800", {"node.count=5"}},
+           {"cloudmatrix384", {}}}) {
+    const TopologyGraph topo(preset(name, sets));
+    CHECK(diameter_hops(topo) == diameter_hops_every_npu(topo));
+  }
   CHECK(is_connected(TopologyGraph(preset("h800"))));
 }
 

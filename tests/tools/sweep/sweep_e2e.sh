@@ -54,7 +54,7 @@ case "$case_name" in
     # ep=64 cannot split tiny-moe's 32 experts: rejected before running, at
     # the spec's ep entry (line 10), not at the first axis. A SimGrid XML with one node cannot hold 4 ranks at 2
     # per node: the pre-check probes the XML and rejects that point too. The
-    # others complete and the exit code says some failed.
+    # others complete (with --keep-going) and the exit code says some failed.
     cat > "$work/spec.toml" <<SPEC
 schema_version = 1
 [base]
@@ -67,8 +67,19 @@ values = ["a2", "$root/tests/sim/platforms/mesh4.xml", "a2-nic400"]
 key = "workload.parallel.ep"
 values = [4, 64]
 SPEC
+    # Without --keep-going the first bad point refuses the whole sweep: one
+    # line, exit 2, nothing run or recorded.
     set +e
     "$epsim" sweep "$work/spec.toml" -j 2 -q 2> "$work/err"
+    rc=$?
+    set -e
+    [ "$rc" -eq 2 ] || fail "exit code $rc without --keep-going, expected 2"
+    [ "$(wc -l < "$work/err")" -eq 1 ] || { cat "$work/err"; fail "expected one line"; }
+    grep -q 'spec.toml:10:14: error: point 1 (platform="a2", workload.parallel.ep=64): .*not divisible.*(and 3 more bad points' \
+      "$work/err" || { cat "$work/err"; fail "no located refusal at point 1"; }
+    [ ! -s "$work/spec.results.jsonl" ] || fail "a refused sweep recorded results"
+    set +e
+    "$epsim" sweep "$work/spec.toml" -j 2 -q --keep-going 2> "$work/err"
     rc=$?
     set -e
     [ "$rc" -eq 1 ] || fail "exit code $rc, expected 1"
