@@ -16,6 +16,9 @@ RunMemory estimate_run_memory(const PlatformShape& platform, const workloads::Wo
 }
 
 void check_run_memory(const PlatformShape& platform, const workloads::WorkloadSpec& workload) {
+  // Each term alone is refused where it is set, with its own formula (the
+  // traffic term when the workload is loaded); here, their sum.
+  if (platform.cluster) check_platform_memory(*platform.cluster);
   const RunMemory m = estimate_run_memory(platform, workload);
   if (m.total_bytes() <= memory_limit_GiB() * kBytesPerGiB) return;
   const bool platform_larger = platform.cluster && m.platform_bytes >= m.traffic_bytes;

@@ -16,8 +16,9 @@ struct RunMemory {
 
 RunMemory estimate_run_memory(const PlatformShape& platform, const workloads::WorkloadSpec& workload);
 
-// Throws InputError above the limit, at the larger term's key (node.count or
-// parallel.ep), naming both terms.
+// Throws InputError above the limit: the platform alone as
+// check_platform_memory does, else the sum at the larger term's key
+// (node.count or parallel.ep), naming both terms.
 void check_run_memory(const PlatformShape& platform, const workloads::WorkloadSpec& workload);
 
 }  // namespace epsim::sim

@@ -67,8 +67,15 @@ PlatformShape cluster_shape(topology::ClusterSpec cluster) {
   return shape;
 }
 
+}  // namespace
+
+double platform_memory_bytes(const topology::ClusterSpec& cluster) {
+  const double npus = static_cast<double>(cluster.node.count) * cluster.node.npus;
+  return kPlatformBaseBytes + kPlatformBytesPerRoute * npus * npus;
+}
+
 // Refuses, before SimGrid allocates it, a platform whose routes would not fit.
-void check_build_memory(const topology::ClusterSpec& cluster) {
+void check_platform_memory(const topology::ClusterSpec& cluster) {
   const double estimate_bytes = platform_memory_bytes(cluster);
   if (estimate_bytes > memory_limit_GiB() * kBytesPerGiB) {
     const double npus = static_cast<double>(cluster.node.count) * cluster.node.npus;
@@ -77,13 +84,6 @@ void check_build_memory(const topology::ClusterSpec& cluster) {
                                  npus, estimate_bytes / kBytesPerGiB, npus, kPlatformBytesPerRoute,
                                  memory_limit_clause()));
   }
-}
-
-}  // namespace
-
-double platform_memory_bytes(const topology::ClusterSpec& cluster) {
-  const double npus = static_cast<double>(cluster.node.count) * cluster.node.npus;
-  return kPlatformBaseBytes + kPlatformBytesPerRoute * npus * npus;
 }
 
 bool is_platform_xml(const std::string& platform) {
@@ -102,7 +102,7 @@ PlatformShape check_platform(const PlatformRequest& request) {
 OpenPlatform open_platform(const topology::ClusterSpec& cluster, const EngineOptions& options) {
   OpenPlatform out;
   out.shape = cluster_shape(cluster);
-  check_build_memory(cluster);
+  check_platform_memory(cluster);
   out.engine = std::make_unique<SimEngine>(cluster.source, options);
   try {
     build_flat_platform(cluster);

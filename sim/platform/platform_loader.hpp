@@ -70,5 +70,7 @@ void check_ranks_fit(const PlatformShape& platform, int ranks, int ranks_per_nod
 inline constexpr double kPlatformBaseBytes = 40e6;
 inline constexpr double kPlatformBytesPerRoute = 180;
 double platform_memory_bytes(const topology::ClusterSpec& cluster);
+// Refuses, at node.count, a platform whose estimate alone is above the memory limit.
+void check_platform_memory(const topology::ClusterSpec& cluster);
 
 }  // namespace epsim::sim
