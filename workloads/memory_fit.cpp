@@ -125,6 +125,15 @@ StageLayers stage_layers(const ModelSpec& m, const MemoryInputs& in, int stage) 
 
 std::string gb(double bytes) { return fmt::format("{:.2f} GB", bytes / kGB); }
 
+std::string params_text(double p) {
+  return p >= 1e9 ? fmt::format("{:.3f}G params", p / 1e9) : fmt::format("{:.3f}M params", p / 1e6);
+}
+
+// "/ DP 128" under ZeRO-1, "(ZeRO 0: not sharded)" otherwise.
+std::string shards_text(int zero_stage, const char* group, int size) {
+  return zero_stage >= 1 ? fmt::format("/ {} {}", group, size) : std::string("(ZeRO 0: not sharded)");
+}
+
 MemoryBreakdown stage_memory(const ModelSpec& m, const MemoryInputs& in, int stage) {
   const ParallelLayout& L = in.layout;
   const double h = static_cast<double>(m.hidden);
@@ -149,19 +158,17 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const MemoryInputs& in, int sta
   const double state = in.master_bytes + 2.0 * in.moment_bytes;
   const int dense_shards = in.zero_stage >= 1 ? L.dp : 1;
   const int expert_shards = in.zero_stage >= 1 ? L.edp() : 1;
-  const double pb = dense_params / kGB, eb = expert_params / kGB;
-  b.terms.push_back({"dense weights", in.weight_bytes * dense_params,
-                     fmt::format("{:.3f}G params x {} B", pb, in.weight_bytes)});
-  b.terms.push_back({"expert weights", in.weight_bytes * expert_params,
-                     fmt::format("{:.3f}G params x {} B", eb, in.weight_bytes)});
-  b.terms.push_back({"dense gradients", grad * dense_params, fmt::format("{:.3f}G params x {} B", pb, grad)});
-  b.terms.push_back({"expert gradients", grad * expert_params, fmt::format("{:.3f}G params x {} B", eb, grad)});
+  const std::string pd = params_text(dense_params), pe = params_text(expert_params);
+  b.terms.push_back({"dense weights", in.weight_bytes * dense_params, fmt::format("{} x {} B", pd, in.weight_bytes)});
+  b.terms.push_back({"expert weights", in.weight_bytes * expert_params, fmt::format("{} x {} B", pe, in.weight_bytes)});
+  b.terms.push_back({"dense gradients", grad * dense_params, fmt::format("{} x {} B", pd, grad)});
+  b.terms.push_back({"expert gradients", grad * expert_params, fmt::format("{} x {} B", pe, grad)});
   b.terms.push_back({"dense optimizer state", state * dense_params / dense_shards,
-                     fmt::format("{:.3f}G params x ({} + 2 x {}) B / DP {}", pb, in.master_bytes, in.moment_bytes,
-                                 dense_shards)});
+                     fmt::format("{} x (master {} + moments 2 x {}) B {}", pd, in.master_bytes, in.moment_bytes,
+                                 shards_text(in.zero_stage, "DP", L.dp))});
   b.terms.push_back({"expert optimizer state", state * expert_params / expert_shards,
-                     fmt::format("{:.3f}G params x ({} + 2 x {}) B / EDP {}", eb, in.master_bytes, in.moment_bytes,
-                                 expert_shards)});
+                     fmt::format("{} x (master {} + moments 2 x {}) B {}", pe, in.master_bytes, in.moment_bytes,
+                                 shards_text(in.zero_stage, "EDP", L.edp()))});
 
   // Activations kept for backward over the micro-batches in flight.
   const double t = static_cast<double>(in.micro_batch_tokens);
