@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "sim/replay/compute_calibration.hpp"
 
 namespace epsim::sim {
 
@@ -43,9 +44,14 @@ Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph&
       check_compute_dtypes(loaded.facts, out.placement, graph, out.options.compute_fallback, open.shape.source);
   std::optional<workloads::MemoryFit> fit;
   if (memory) fit = enforce_memory_fit(*memory, capacity_of(loaded.facts, out.placement));
-  out.bounds = step_bounds(loaded.facts, out.placement, graph, out.options);
-  out.timeline = replay(*open.engine, loaded, out.placement, graph, out.options);
-  out.report = build_report(out.timeline, out.bounds, loaded.facts, out.placement, graph, out.options);
+  // The cluster's kernel efficiencies (an XML platform has none: the plain
+  // roofline, plus the graph's memory-bound kernels at the full HBM rate).
+  const topology::ComputeSpec compute = open.shape.cluster ? open.shape.cluster->compute : topology::ComputeSpec{};
+  const workloads::TaskGraph calibrated =
+      calibrate_compute(graph, compute, loaded.facts, out.placement, out.options.compute_fallback);
+  out.bounds = step_bounds(loaded.facts, out.placement, calibrated, out.options);
+  out.timeline = replay(*open.engine, loaded, out.placement, calibrated, out.options);
+  out.report = build_report(out.timeline, out.bounds, loaded.facts, out.placement, calibrated, out.options);
   out.report.scenario = scenario;
   if (out.report.scenario.platform.empty()) out.report.scenario.platform = platform.platform;
   if (open.shape.cluster) {
