@@ -1,10 +1,39 @@
 // simulate(): platform, placement, dtype check, bounds, replay, report in order.
 #include "sim/simulate.hpp"
 
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "sim/replay/compute_calibration.hpp"
+
 namespace epsim::sim {
 
+workloads::MemoryFit enforce_memory_fit(const MemoryRequest& request, double capacity_bytes) {
+  const workloads::MemoryFit fit = workloads::check_memory_fit(request.breakdown, capacity_bytes);
+  if (!fit.fits && !request.allow_oversubscribed)
+    throw InputError({request.workload_source}, "memory",
+                     "a rank does not fit in HBM: " + workloads::describe_memory_fit(request.breakdown, fit) +
+                         "; set memory.allow_oversubscribed = true to simulate the step anyway");
+  return fit;
+}
+
+namespace {
+
+// The smallest HBM of the NPUs the ranks use; 0 when any is unknown.
+double capacity_of(const PlatformFacts& platform, const Placement& placement) {
+  double capacity = -1;
+  for (int npu : placement.npu_of_rank) {
+    const double c = platform.npus[static_cast<std::size_t>(npu)].hbm_capacity_bytes;
+    capacity = capacity < 0 ? c : std::min(capacity, c);
+  }
+  return std::max(capacity, 0.0);
+}
+
+}  // namespace
+
 Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph& graph,
-                    const ReplayOptions& options, const EngineOptions& engine_options, const Scenario& scenario) {
+                    const ReplayOptions& options, const EngineOptions& engine_options, const Scenario& scenario,
+                    const std::optional<MemoryRequest>& memory) {
   OpenPlatform open = open_platform(platform, engine_options);
   check_ranks_fit(open.shape, graph.ranks, graph.ranks_per_node);
   LoadedPlatform& loaded = open.loaded;
@@ -13,9 +42,16 @@ Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph&
   out.options = resolve(options, loaded.facts, out.placement);
   std::vector<DtypeFallback> fallbacks =
       check_compute_dtypes(loaded.facts, out.placement, graph, out.options.compute_fallback, open.shape.source);
-  out.bounds = step_bounds(loaded.facts, out.placement, graph, out.options);
-  out.timeline = replay(*open.engine, loaded, out.placement, graph, out.options);
-  out.report = build_report(out.timeline, out.bounds, loaded.facts, out.placement, graph, out.options);
+  std::optional<workloads::MemoryFit> fit;
+  if (memory) fit = enforce_memory_fit(*memory, capacity_of(loaded.facts, out.placement));
+  // The cluster's kernel efficiencies (an XML platform has none: the plain
+  // roofline, plus the graph's memory-bound kernels at the full HBM rate).
+  const topology::ComputeSpec compute = open.shape.cluster ? open.shape.cluster->compute : topology::ComputeSpec{};
+  const workloads::TaskGraph calibrated =
+      calibrate_compute(graph, compute, loaded.facts, out.placement, out.options.compute_fallback);
+  out.bounds = step_bounds(loaded.facts, out.placement, calibrated, out.options);
+  out.timeline = replay(*open.engine, loaded, out.placement, calibrated, out.options);
+  out.report = build_report(out.timeline, out.bounds, loaded.facts, out.placement, calibrated, out.options);
   out.report.scenario = scenario;
   if (out.report.scenario.platform.empty()) out.report.scenario.platform = platform.platform;
   if (open.shape.cluster) {
@@ -23,6 +59,10 @@ Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph&
     out.report.scenario.npu_model = open.shape.cluster->npu.model;
   }
   out.report.fallbacks = std::move(fallbacks);
+  if (memory) {
+    out.report.memory = memory->breakdown;
+    out.report.memory_fit = *fit;
+  }
   out.platform = std::move(loaded.facts);
   return out;
 }

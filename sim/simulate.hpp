@@ -2,6 +2,7 @@
 // graph, bound it and report. One call per process (one SimGrid engine).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "sim/platform/placement.hpp"
@@ -12,9 +13,23 @@
 #include "sim/replay/step_bounds.hpp"
 #include "sim/replay/timeline.hpp"
 #include "sim/report/report.hpp"
+#include "workloads/memory_fit.hpp"
 #include "workloads/task_graph.hpp"
 
 namespace epsim::sim {
+
+// What one rank of the workload holds in HBM (workloads/memory_fit.hpp),
+// checked against the NPUs the ranks run on.
+struct MemoryRequest {
+  workloads::MemoryBreakdown breakdown;
+  bool allow_oversubscribed = false;  // the workload's memory.allow_oversubscribed
+  std::string workload_source;        // where the refusal points
+};
+
+// The fit of `request` on NPUs of `capacity_bytes` (0: unknown, not
+// checked). Throws InputError at the workload, key memory, naming the
+// largest term, when it does not fit and oversubscription is not allowed.
+workloads::MemoryFit enforce_memory_fit(const MemoryRequest& request, double capacity_bytes);
 
 struct Simulation {
   PlatformFacts platform;
@@ -26,15 +41,16 @@ struct Simulation {
 };
 
 // Opens the platform (open_platform), checks that the graph's ranks fit it
-// (check_ranks_fit) and that its NPUs have every compute dtype (or the
-// fallback options.compute_fallback: check_compute_dtypes), then places,
+// (check_ranks_fit), that its NPUs have every compute dtype (or the
+// fallback options.compute_fallback: check_compute_dtypes) and, given
+// `memory`, that a rank fits their HBM (enforce_memory_fit), then places,
 // bounds, replays and reports. Throws InputError for bad input (the
 // platform's verdict is check_platform's); std::runtime_error for a SimGrid
 // failure mid-run. `scenario` heads the report; its platform fields are
 // filled from the platform (cluster name, NPU model) when it is a cluster.
 Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph& graph,
                     const ReplayOptions& options = {}, const EngineOptions& engine_options = {},
-                    const Scenario& scenario = {});
+                    const Scenario& scenario = {}, const std::optional<MemoryRequest>& memory = std::nullopt);
 
 // The same for a platform named without overrides (a preset, TOML or XML path).
 Simulation simulate(const std::string& platform, const workloads::TaskGraph& graph,

@@ -9,6 +9,7 @@
 #include "sim/run_memory.hpp"
 #include "workloads/task_graph_builder.hpp"
 #include "tools/option_checks.hpp"
+#include "workloads/memory_fit.hpp"
 #include "workloads/workload_loader.hpp"
 
 namespace epsim::tools {
@@ -23,7 +24,7 @@ struct SplitOverrides {
 };
 
 // --set keys go to the workload when they start with model., parallel.,
-// precision. or routing. (or workload.), to the platform otherwise (or platform.).
+// precision., routing. or memory. (or workload.), to the platform otherwise (or platform.).
 SplitOverrides split_overrides(const RunRequest& r) {
   SplitOverrides out;
   for (const std::string& o : r.overrides) {
@@ -32,13 +33,14 @@ SplitOverrides split_overrides(const RunRequest& r) {
     else if (starts_with(o, "platform."))
       out.platform.push_back(o.substr(9));
     else if (starts_with(o, "model.") || starts_with(o, "parallel.") || starts_with(o, "precision.") ||
-             starts_with(o, "routing."))
+             starts_with(o, "routing.") || starts_with(o, "memory."))
       out.workload.push_back(o);
     else
       out.platform.push_back(o);
   }
   if (r.ep) out.workload.push_back("parallel.ep=" + std::to_string(*r.ep));
   if (r.seed) out.workload.push_back("routing.seed=" + std::to_string(*r.seed));
+  if (r.allow_oversubscribed_memory) out.workload.push_back("memory.allow_oversubscribed=true");
   if (sim::is_platform_xml(r.platform) && !out.platform.empty())
     throw option_error("--set " + out.platform.front(), "a SimGrid XML platform takes no overrides");
   return out;
@@ -90,7 +92,7 @@ void add_run_options(CLI::App& cmd, RunRequest& r) {
   cmd.add_option("--workload", r.workload, "workload TOML file or preset name (see `epsim workload presets`)")
       ->required();
   cmd.add_option("--set", r.overrides,
-                 "override one key (repeatable): model./parallel./precision./routing. keys go to the workload, "
+                 "override one key (repeatable): model./parallel./precision./routing./memory. keys go to the workload, "
                  "others to the platform; prefix workload. or platform. to choose");
   add_ep_seed_options(cmd, r.ep, r.seed);
   cmd.add_option("--schedule", r.schedule, "serial (no overlap) or overlap (two micro-batches)")
@@ -102,6 +104,9 @@ void add_run_options(CLI::App& cmd, RunRequest& r) {
                  "dispatch/combine timing: per-flow (one activity per rank pair, up to 16 ranks) or aggregated "
                  "(default above 8 ranks)");
   cmd.add_option("--all-reduce", r.all_reduce, "gradient all-reduce: ring or hierarchical")->capture_default_str();
+  cmd.add_flag("--allow-oversubscribed-memory", r.allow_oversubscribed_memory,
+               "simulate the step even when a rank's memory exceeds its HBM (same as --set "
+               "memory.allow_oversubscribed=true)");
   cmd.add_flag("--simgrid-log", r.simgrid_log, "keep SimGrid's own log output");
   cmd.add_option("--cfg", r.simgrid_config,
                  "extra SimGrid setting name:value (repeatable; the allowed ones are listed in docs/simulator.md)")
@@ -129,6 +134,34 @@ void check_fidelity(const sim::ReplayOptions& o, const workloads::WorkloadSpec& 
   }
 }
 
+// What a rank of `w` holds in HBM as epsim's step runs it (TP = PP = 1).
+sim::MemoryRequest memory_request(const workloads::WorkloadSpec& w) {
+  return {workloads::memory_per_rank(w.model, workloads::current_memory_inputs(w)), w.memory.allow_oversubscribed,
+          w.source};
+}
+
+// The workload and the platform's verdict, checked as far as possible before
+// anything is sampled or built: the ranks fit the platform, the run's memory
+// estimate the limit, a rank's HBM its NPU (a cluster names its HBM here; an
+// XML's is checked when the run opens it).
+struct CheckedJob {
+  workloads::WorkloadSpec workload;
+  sim::PlatformShape platform;
+};
+
+CheckedJob check_job(const RunRequest& r, const SplitOverrides& overrides, const sim::ReplayOptions& options) {
+  CheckedJob job{workloads::load_workload(r.workload, overrides.workload), {}};
+  const workloads::WorkloadSpec& w = job.workload;
+  check_fidelity(options, w);
+  // check_platform runs an XML's checks in a child process.
+  job.platform = sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform});
+  sim::check_ranks_fit(job.platform, w.parallel.ranks(), w.parallel.ranks_per_node);
+  sim::check_run_memory(job.platform, w);
+  if (job.platform.cluster)
+    sim::enforce_memory_fit(memory_request(w), job.platform.cluster->npu.hbm_capacity_bytes);
+  return job;
+}
+
 RunOutcome run_request(const RunRequest& r) {
   const SplitOverrides overrides = split_overrides(r);
   sim::ReplayOptions options = replay_options(r);
@@ -137,31 +170,18 @@ RunOutcome run_request(const RunRequest& r) {
   engine.extra_config = r.simgrid_config;
 
   RunOutcome out;
-  const workloads::WorkloadSpec w = workloads::load_workload(r.workload, overrides.workload);
-  check_fidelity(options, w);
-  // A platform that cannot take the job is refused before the routing is sampled.
-  const sim::PlatformShape platform = sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform});
-  sim::check_ranks_fit(platform, w.parallel.ranks(), w.parallel.ranks_per_node);
-  sim::check_run_memory(platform, w);
+  const workloads::WorkloadSpec w = check_job(r, overrides, options).workload;
   options.compute_fallback = w.precision.gemm_fallback;
   // The platform's own name and NPU model are filled in by simulate().
   const sim::Scenario scenario{r.platform, "", "", r.workload, w.model.name, w.parallel.ep, w.parallel.dp,
                                w.parallel.ranks_per_node, static_cast<long long>(w.routing.seed), r.overrides};
   out.graph = workloads::build_task_graph(w);
   out.simulation =
-      sim::simulate(sim::PlatformRequest{r.platform, overrides.platform}, out.graph, options, engine, scenario);
+      sim::simulate(sim::PlatformRequest{r.platform, overrides.platform}, out.graph, options, engine, scenario,
+                    memory_request(w));
   return out;
 }
 
-void check_run_request(const RunRequest& r) {
-  const SplitOverrides overrides = split_overrides(r);
-  const sim::ReplayOptions options = replay_options(r);
-  const workloads::WorkloadSpec w = workloads::load_workload(r.workload, overrides.workload);
-  check_fidelity(options, w);
-  // The verdict the run would give: check_platform runs an XML's checks in a child process.
-  const sim::PlatformShape platform = sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform});
-  sim::check_ranks_fit(platform, w.parallel.ranks(), w.parallel.ranks_per_node);
-  sim::check_run_memory(platform, w);
-}
+void check_run_request(const RunRequest& r) { check_job(r, split_overrides(r), replay_options(r)); }
 
 }  // namespace epsim::tools

@@ -23,6 +23,7 @@ struct RunRequest {
   std::string algorithm;  // dispatch/combine: direct or hierarchical; "": from the platform
   std::string fidelity;   // per-flow or aggregated; "": per-flow up to 8 ranks
   std::string all_reduce = "hierarchical";
+  bool allow_oversubscribed_memory = false;  // same as --set memory.allow_oversubscribed=true
   bool record_link_spans = false;  // needed for trace counters
   bool simgrid_log = false;
   std::vector<std::string> simgrid_config;

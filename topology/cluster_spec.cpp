@@ -45,14 +45,34 @@ double read_share(TableReader& t, std::string_view key) {
   return v;
 }
 
-// A share of a line rate in (0, 1], default 1 (the line rate itself).
-double read_efficiency(TableReader& t, std::string_view key) {
+// A share of a line rate (or of a peak: `what`) in (0, 1], default 1 (the rate itself).
+double read_efficiency(TableReader& t, std::string_view key, const char* what = "a share of the line rate") {
   const toml::node* n = t.node(key);
   if (!n) return 1;
   if (!n->is_number()) t.number(key, 0, 1);  // fails with the type found
   const double v = n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
-  if (!(v > 0 && v <= 1)) t.fail(key, fmt::format("expected a share of the line rate in (0, 1], got {:g}", v));
+  if (!(v > 0 && v <= 1)) t.fail(key, fmt::format("expected {} in (0, 1], got {:g}", what, v));
   return v;
+}
+
+// A kernel class's efficiency in (0, 1] (default 1) and its optional half rows.
+KernelClassEfficiency read_kernel_class(TableReader& t, const std::string& key) {
+  KernelClassEfficiency e;
+  e.max = read_efficiency(t, key, "an efficiency");
+  e.half_rows = t.number_or(key + "_half_rows", 0, 0, 1e9);
+  return e;
+}
+
+ComputeSpec read_compute(TableReader t) {
+  ComputeSpec c;
+  c.dense_gemm = read_kernel_class(t, "dense_gemm");
+  c.grouped_gemm = read_kernel_class(t, "grouped_gemm");
+  c.attention = read_kernel_class(t, "attention");
+  c.elementwise = read_efficiency(t, "elementwise", "a share of the HBM bandwidth");
+  c.optimizer = read_efficiency(t, "optimizer", "a share of the HBM bandwidth");
+  c.launch_overhead_s = latency_or_zero(t, "launch_overhead");
+  t.finish();
+  return c;
 }
 
 NpuSpec read_npu(TableReader t) {
@@ -148,6 +168,7 @@ ClusterSpec read_cluster_spec(const toml::table& root_table, const std::string& 
   spec.node = read_node(root.table("node"), supernode);
   if (auto t = root.optional_table("scaleout")) spec.scaleout = read_scaleout(*t);
   if (auto t = root.optional_table("supernode")) spec.supernode = read_supernode(*t);
+  if (auto t = root.optional_table("compute")) spec.compute = read_compute(*t);
   root.finish();
 
   if (spec.node.count > 1 && !spec.scaleout && !spec.supernode) {

@@ -77,10 +77,29 @@ struct SupernodeSpec {
   double switch_latency_s = 0;  // >= 0
 };
 
+// [compute]: how close each kernel class comes to the NPU's peaks
+// (docs/platform.md, "Compute efficiency"). The defaults (1, no shape
+// dependence, no launch overhead) are the plain roofline.
+struct KernelClassEfficiency {
+  double max = 1;        // (0, 1]: share of the dtype's FLOP peak on large shapes
+  double half_rows = 0;  // >= 0: rows M at which the efficiency is half of max: max x M / (M + half_rows)
+  double at(double rows) const { return half_rows > 0 && rows > 0 ? max * rows / (rows + half_rows) : max; }
+};
+
+struct ComputeSpec {
+  KernelClassEfficiency dense_gemm;    // attention-free dense GEMMs: router, dense FFN, shared expert, output head
+  KernelClassEfficiency grouped_gemm;  // the routed experts' grouped GEMM (rows per expert)
+  KernelClassEfficiency attention;     // the attention task: projections and the core
+  double elementwise = 1;  // (0, 1]: share of the HBM bandwidth memory-bound kernels (and every kernel's bytes) reach
+  double optimizer = 1;    // (0, 1]: the same for the optimizer step
+  double launch_overhead_s = 0;  // >= 0, per kernel launched
+};
+
 struct ClusterSpec {
   std::string name;
   std::string source;  // file the spec was read from (for messages)
   NpuSpec npu;
+  ComputeSpec compute;
   NodeSpec node;
   std::optional<ScaleoutSpec> scaleout;
   std::optional<SupernodeSpec> supernode;

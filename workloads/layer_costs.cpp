@@ -67,13 +67,31 @@ ComputeCost attention_cost(const WorkloadSpec& w) {
   // Flash-style core: Q, K, V read once, O written once.
   const double core_channels = a.heads * (2.0 * qk_dim(a) + 2.0 * v_dim(a));
   c.hbm_bytes = attention_params(m) * wbytes + t * (projection_io_channels(m) + core_channels) * kActivationBytes;
+  c.rows = t;
+  // RMSNorm (read + write h) and residual add (read 2h, write h), MLA's two
+  // latent norms, RoPE on the rotary query heads and the shared rotary key.
+  const double h = static_cast<double>(m.hidden);
+  const double rope = a.kind == AttentionKind::kMla ? a.qk_rope_head_dim * (a.heads + 1.0)
+                                                    : a.head_dim * (a.heads + a.kv_heads);
+  const double latents = a.kind == AttentionKind::kMla ? a.q_lora_rank + a.kv_lora_rank : 0.0;
+  c.elementwise_bytes = t * kActivationBytes * (2 * h + 3 * h + 2 * latents + 2 * rope);
+  // MLA: q down, q norm, q up, kv down, kv norm, kv up, RoPE, core, output, norm, residual; GQA: no latents.
+  c.kernels = a.kind == AttentionKind::kMla ? (a.q_lora_rank > 0 ? 11 : 8) : 6;
   return c;
 }
 
 ComputeCost gate_cost(const WorkloadSpec& w) {
   const double t = tokens(w), h = static_cast<double>(w.model.hidden), e = w.model.experts;
   // FP32 router weights and logits, as DeepSeek-V3 keeps the gate in FP32.
-  return {2.0 * t * h * e, e * h * 4.0 + t * h * kActivationBytes + t * e * 4.0};
+  ComputeCost c{2.0 * t * h * e, e * h * 4.0 + t * h * kActivationBytes + t * e * 4.0};
+  c.rows = t;
+  // RMSNorm + residual add (5h at 2 B), permute (read and write the k
+  // dispatched copies), unpermute (read k BF16 outputs, write one).
+  const double k = w.model.top_k;
+  c.elementwise_bytes = t * (5 * h * kActivationBytes + 2 * k * dispatch_bytes_per_token(w) +
+                             (k + 1) * h * kActivationBytes);
+  c.kernels = 6;  // norm, router GEMM, top-k, permute, unpermute, residual
+  return c;
 }
 
 ComputeCost swiglu_cost(double rows, std::int64_t hidden, std::int64_t ffn, Dtype gemm) {
@@ -82,31 +100,49 @@ ComputeCost swiglu_cost(double rows, std::int64_t hidden, std::int64_t ffn, Dtyp
   ComputeCost c;
   c.flops = 2.0 * rows * (2.0 * f) * h + 2.0 * rows * h * f;
   c.hbm_bytes = 3.0 * h * f * b + rows * ((h + f) * b + (f + h) * kActivationBytes);
+  c.rows = rows;
+  c.kernels = 2;  // gate/up (SwiGLU in its epilogue), down
   return c;
 }
 
 ComputeCost dense_ffn_cost(const WorkloadSpec& w) {
-  return swiglu_cost(tokens(w), w.model.hidden, w.model.dense_ffn, w.precision.gemm);
+  ComputeCost c = swiglu_cost(tokens(w), w.model.hidden, w.model.dense_ffn, w.precision.gemm);
+  c.elementwise_bytes = tokens(w) * 5.0 * static_cast<double>(w.model.hidden) * kActivationBytes;  // norm + residual
+  c.kernels += 2;
+  return c;
 }
 
 ComputeCost shared_expert_cost(const WorkloadSpec& w) {
   ComputeCost one = swiglu_cost(tokens(w), w.model.hidden, w.model.shared_expert_ffn, w.precision.gemm);
-  return {one.flops * w.model.shared_experts, one.hbm_bytes * w.model.shared_experts};
+  one.flops *= w.model.shared_experts;
+  one.hbm_bytes *= w.model.shared_experts;
+  one.kernels *= w.model.shared_experts;
+  return one;
 }
 
 ComputeCost output_head_cost(const WorkloadSpec& w) {
   const double t = tokens(w), h = static_cast<double>(w.model.hidden), v = static_cast<double>(w.model.vocab);
-  return {2.0 * t * h * v, h * v * kActivationBytes + t * h * kActivationBytes + t * v * 4.0};
+  ComputeCost c{2.0 * t * h * v, h * v * kActivationBytes + t * h * kActivationBytes + t * v * 4.0};
+  c.rows = t;
+  // Final RMSNorm, and the loss: softmax cross-entropy reads the FP32 logits and writes their gradient.
+  c.elementwise_bytes = t * (2 * h * kActivationBytes + 2 * v * 4.0);
+  c.kernels = 3;
+  return c;
 }
 
 ComputeCost expert_gemm_cost(const WorkloadSpec& w, const std::int32_t* tokens_per_expert, int experts_per_rank) {
   ComputeCost total;
+  int active = 0;
   for (int j = 0; j < experts_per_rank; ++j) {
     const double rows = static_cast<double>(aligned_rows(tokens_per_expert[j], w.precision.expert_alignment));
     ComputeCost c = swiglu_cost(rows, w.model.hidden, w.model.expert_ffn, w.precision.gemm);
     total.flops += c.flops;
     total.hbm_bytes += c.hbm_bytes;
+    total.rows += rows;
+    active += rows > 0 ? 1 : 0;
   }
+  total.rows = active > 0 ? total.rows / active : 0;  // mean rows per expert with work
+  total.kernels = 2;  // one grouped gate/up GEMM and one grouped down GEMM over the local experts
   return total;
 }
 
@@ -127,7 +163,9 @@ double expert_params_per_rank(const WorkloadSpec& w) {
 }
 
 ComputeCost optimizer_cost(double params, Dtype gradient) {
-  return {params * kAdamWFlopsPerParam, params * (dtype_bytes(gradient) + kAdamWStateBytesPerParam)};
+  ComputeCost c{params * kAdamWFlopsPerParam, params * (dtype_bytes(gradient) + kAdamWStateBytesPerParam)};
+  c.kernels = 1;  // one fused multi-tensor AdamW
+  return c;
 }
 
 }  // namespace epsim::workloads

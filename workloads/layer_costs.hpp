@@ -12,16 +12,22 @@ namespace epsim::workloads {
 struct ComputeCost {
   double flops = 0;
   double hbm_bytes = 0;
+  // For the platform's kernel-efficiency model (Task has the same fields):
+  double rows = 0;               // M of the GEMMs
+  double elementwise_bytes = 0;  // memory-bound kernels around the GEMMs (norms, RoPE, permute, loss)
+  int kernels = 1;               // kernels launched
 };
 
 // Parameters of one layer's attention (projections only; norms ignored).
 double attention_params(const ModelSpec& m);
 
 // QKV/O projections (2 x tokens x params) plus the causal attention core
-// over sequences of parallel.sequence_length.
+// over sequences of parallel.sequence_length; elementwise: the block's
+// RMSNorms (hidden and MLA latents), RoPE and residual add.
 ComputeCost attention_cost(const WorkloadSpec& w);
 
-// Router: logits over the experts plus top-k.
+// Router: logits over the experts plus top-k; elementwise: the MoE block's
+// RMSNorm and residual add, permute and unpermute (weighted sum) of the routed copies.
 ComputeCost gate_cost(const WorkloadSpec& w);
 
 // One SwiGLU FFN of `ffn` channels on `rows` rows: gate/up GEMM

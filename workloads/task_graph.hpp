@@ -63,6 +63,15 @@ struct Task {
   Dtype dtype = Dtype::kBf16;
   std::vector<double> flops;
   std::vector<double> hbm_bytes;
+  // For the platform's kernel-efficiency model (docs/platform.md, "Compute
+  // efficiency"), per rank; empty means 0. gemm_rows: the M of the task's
+  // GEMMs (tokens; for expert_gemm the mean aligned rows of the rank's
+  // experts that have any). elementwise_bytes: HBM bytes of the
+  // memory-bound kernels that run with it (norms, residual adds, RoPE,
+  // permute/unpermute, loss), not part of hbm_bytes. kernels: launches.
+  std::vector<double> gemm_rows;
+  std::vector<double> elementwise_bytes;
+  int kernels = 1;
 
   // kDispatch / kCombine: bytes(src -> dst) = traffic.at(src, dst) * bytes_per_token,
   // or traffic.at(dst, src) * bytes_per_token when `transpose` (combine).

@@ -40,7 +40,14 @@ class Builder {
   }
 
  private:
-  static ComputeCost twice(ComputeCost c) { return {2 * c.flops, 2 * c.hbm_bytes}; }
+  // Backward: twice the forward's FLOPs, bytes and kernels, on the same rows.
+  static ComputeCost twice(ComputeCost c) {
+    c.flops *= 2;
+    c.hbm_bytes *= 2;
+    c.elementwise_bytes *= 2;
+    c.kernels *= 2;
+    return c;
+  }
 
   TaskId add(Task t) {
     t.id = static_cast<TaskId>(g_.tasks.size());
@@ -64,6 +71,9 @@ class Builder {
     t.dtype = dtype;
     t.flops.assign(static_cast<std::size_t>(g_.ranks), c.flops);
     t.hbm_bytes.assign(static_cast<std::size_t>(g_.ranks), c.hbm_bytes);
+    t.gemm_rows.assign(static_cast<std::size_t>(g_.ranks), c.rows);
+    t.elementwise_bytes.assign(static_cast<std::size_t>(g_.ranks), c.elementwise_bytes);
+    t.kernels = c.kernels;
     return add(std::move(t));
   }
 
@@ -77,6 +87,8 @@ class Builder {
                                        r_.experts_per_rank);
       t.flops.push_back(factor * c.flops);
       t.hbm_bytes.push_back(factor * c.hbm_bytes);
+      t.gemm_rows.push_back(c.rows);
+      t.kernels = static_cast<int>(factor) * c.kernels;
     }
     return add(std::move(t));
   }

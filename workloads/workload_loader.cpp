@@ -122,6 +122,20 @@ PrecisionSpec read_precision(std::optional<TableReader> t) {
   return p;
 }
 
+MemorySpec read_memory(std::optional<TableReader> t) {
+  MemorySpec m;
+  if (!t) return m;
+  const std::string recompute = t->choice_or("recompute", "none", {"none", "selective", "full"});
+  m.recompute = recompute == "selective" ? Recompute::kSelective
+                : recompute == "full"    ? Recompute::kFull
+                                         : Recompute::kNone;
+  m.zero_stage = static_cast<int>(t->integer_or("zero_stage", 0, 0, 1));
+  m.moments = to_dtype(t->choice_or("moments", "fp32", {"fp32", "bf16"}));
+  m.allow_oversubscribed = t->boolean_or("allow_oversubscribed", false);
+  t->finish();
+  return m;
+}
+
 RoutingSpec read_routing(std::optional<TableReader> t, const ModelSpec& model, const std::string& base_dir) {
   RoutingSpec r;
   if (!t) return r;
@@ -182,6 +196,7 @@ WorkloadSpec read_workload(const toml::table& root, const std::string& source, c
   TableReader parallel = top.table("parallel");
   w.parallel = read_parallel(parallel, w.model);
   w.precision = read_precision(top.optional_table("precision"));
+  w.memory = read_memory(top.optional_table("memory"));
 
   // The node limit is checked against the workload's own layout.
   const int nodes = w.parallel.nodes_per_replica();

@@ -110,12 +110,29 @@ struct RoutingSpec {
   RoutingTrace trace;
 };
 
+// Which activations backward recomputes instead of keeping (docs/memory.md).
+enum class Recompute {
+  kNone,       // every activation backward needs is kept
+  kSelective,  // DeepSeek-V3's recipe: RMSNorm outputs, MLA up-projections and SwiGLU outputs recomputed
+  kFull,       // only each layer's input is kept; one layer is recomputed at a time
+};
+
+// [memory]: what the memory-fit check (workloads/memory_fit.hpp) assumes
+// about the training framework, and what to do when a rank does not fit.
+struct MemorySpec {
+  Recompute recompute = Recompute::kNone;
+  int zero_stage = 0;             // 1: optimizer state sharded over the data-parallel groups
+  Dtype moments = Dtype::kFp32;   // Adam's m and v (DeepSeek-V3 keeps them in BF16)
+  bool allow_oversubscribed = false;  // simulate a step whose ranks exceed HBM instead of refusing it
+};
+
 struct WorkloadSpec {
   std::string source;  // file the workload came from
   ModelSpec model;
   ParallelSpec parallel;
   PrecisionSpec precision;
   RoutingSpec routing;
+  MemorySpec memory;
 };
 
 // Memory a job's traffic matrices cost while it is sampled, built and

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "sim/replay/timeline.hpp"
 #include "sim/report/critical_path.hpp"
 #include "sim/report/scenario.hpp"
+#include "workloads/memory_fit.hpp"
 #include "workloads/task_graph.hpp"
 
 namespace epsim::sim {
@@ -56,6 +58,9 @@ struct Report {
   int tasks = 0;
   std::int64_t activities = 0;
   std::vector<DtypeFallback> fallbacks;  // compute dtypes run at another dtype's peak
+  // What one rank holds in HBM and whether it fits (absent when not checked).
+  std::optional<workloads::MemoryBreakdown> memory;
+  workloads::MemoryFit memory_fit;
 
   ReportRow step;
   double critical_path_bound_s = 0;

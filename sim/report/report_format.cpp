@@ -123,7 +123,36 @@ nlohmann::ordered_json report_json(const Report& r) {
   for (const LinkRow& l : r.busiest_links)
     j["busiest_links"].push_back(
         {{"link", l.link}, {"bytes", l.bytes}, {"bandwidth_Bps", l.bandwidth_Bps}, {"utilisation", l.utilisation}});
+  if (r.memory) {
+    nlohmann::ordered_json terms = nlohmann::ordered_json::array();
+    for (const workloads::MemoryTerm& t : r.memory->terms)
+      terms.push_back({{"name", t.name}, {"bytes", t.bytes}, {"formula", t.formula}});
+    j["memory"] = {{"peak_bytes_per_rank", r.memory_fit.peak_bytes},
+                   {"capacity_bytes", r.memory_fit.capacity_bytes},
+                   {"fits", r.memory_fit.fits},
+                   {"largest_term", r.memory->largest().name},
+                   {"stage", r.memory->stage},
+                   {"in_flight_micro_batches", r.memory->in_flight_micro_batches},
+                   {"terms", terms}};
+  }
   return j;
+}
+
+std::string memory_text(const workloads::MemoryBreakdown& m, const workloads::MemoryFit& f) {
+  std::string out = fmt::format(
+      "memory per rank (pipeline stage {}, the fullest: {} dense + {} MoE layers, {:.2f} micro-batches of "
+      "activations held; formulas in docs/memory.md)\n",
+      m.stage, m.dense_layers, m.moe_layers, m.in_flight_micro_batches);
+  for (const workloads::MemoryTerm& t : m.terms)
+    out += fmt::format("  {:<26} {:>12}  {}\n", t.name, bytes_text(t.bytes), t.formula);
+  std::string verdict = "HBM capacity unknown: not checked";
+  if (f.capacity_known)
+    verdict = fmt::format("of {} HBM: {}", bytes_text(f.capacity_bytes),
+                          f.fits ? fmt::format("fits ({:.1f} % used)", 100 * f.peak_bytes / f.capacity_bytes)
+                                 : fmt::format("DOES NOT FIT (x{:.2f}; memory.allow_oversubscribed), largest term {}",
+                                               f.peak_bytes / f.capacity_bytes, m.largest().name));
+  out += fmt::format("  {:<26} {:>12}  {}\n", "total", bytes_text(f.peak_bytes), verdict);
+  return out;
 }
 
 }  // namespace
@@ -194,6 +223,7 @@ std::string format_table(const Report& r) {
   for (const LinkRow& l : r.busiest_links)
     out += fmt::format("  {:<28} {:>6.1f} %  {:>12} at {:.1f} GB/s\n", l.link, l.utilisation * 100, bytes_text(l.bytes),
                        l.bandwidth_Bps / 1e9);
+  if (r.memory) out += memory_text(*r.memory, r.memory_fit);
   out += fmt::format("SimGrid activities: {}\n", r.activities);
   return out;
 }

@@ -81,6 +81,26 @@ TEST_CASE("efficiencies scale every link built from a line rate", "[spec]") {
   CHECK(load_cluster_spec("a2").node.link_efficiency == 1);
 }
 
+TEST_CASE("[compute]: kernel efficiencies, default the plain roofline", "[spec]") {
+  const ClusterSpec h = load_cluster_spec("h800");
+  CHECK(h.compute.dense_gemm.max == 0.78);
+  CHECK(h.compute.dense_gemm.half_rows == 140);
+  CHECK(h.compute.grouped_gemm.max == 0.67);
+  CHECK(h.compute.attention.max == 0.60);
+  CHECK(h.compute.elementwise == 0.90);
+  CHECK(h.compute.optimizer == 0.90);
+  CHECK(h.compute.launch_overhead_s == Approx(4e-6));
+  const ClusterSpec s = load_cluster_spec("h800", {"compute.grouped_gemm=0.5", "compute.launch_overhead=\"0us\""});
+  CHECK(s.compute.grouped_gemm.max == 0.5);
+  CHECK(s.compute.launch_overhead_s == 0);
+  const ComputeSpec plain;
+  CHECK(plain.dense_gemm.at(1) == 1);
+  CHECK(plain.elementwise == 1);
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"compute.dense_gemm=1.5"}),
+                    Catch::Contains("compute.dense_gemm: expected an efficiency in (0, 1], got 1.5"));
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"compute.gemm=0.5"}), Catch::Contains("compute.gemm: unknown key"));
+}
+
 TEST_CASE("a preset can be named by path", "[spec]") {
   ClusterSpec s = load_cluster_spec(std::string(EPSIM_SOURCE_DIR) + "/platforms/h800.toml");
   CHECK(s.name == "h800-rail");

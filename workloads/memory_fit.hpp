@@ -1,0 +1,105 @@
+// What one rank holds in HBM during a training step: weights, gradients,
+// optimizer state, the activations kept for backward and the dispatch /
+// combine receive buffers, as named terms, and whether they fit the NPU.
+// Plain arithmetic on a model and a layout: no TOML, no platform. Every
+// term's formula and source is in docs/memory.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/parallel_layout.hpp"
+#include "workloads/workload_spec.hpp"
+
+namespace epsim::workloads {
+
+// How many micro-batches' activations a pipeline stage holds at its peak.
+enum class PipelineSchedule {
+  kGpipe,        // every forward, then every backward: all micro-batches (epsim's step today)
+  kOneFOneB,     // PipeDream-Flush / 1F1B: min(pp - stage, micro-batches)
+  kInterleaved,  // Megatron's interleaved 1F1B with vpp chunks: pp + (pp - 1) / vpp on stage 0
+  kDualPipe,     // DeepSeek-V3's DualPipe: 2 x parameters, pp + 1 micro-batches
+};
+const char* to_string(PipelineSchedule schedule);
+
+// Recompute is workload_spec.hpp's (the workload's [memory] table names it).
+const char* to_string(Recompute recompute);
+
+// Everything memory_per_rank() needs beyond the model. Defaults: one rank,
+// BF16 weights and gradients, FP32 master weights and Adam moments.
+struct MemoryInputs {
+  ParallelLayout layout;  // tp, pp, dp (dense data parallelism), ep, etp; edp follows
+  int vpp = 1;            // model chunks per pipeline stage (interleaved schedule)
+  int micro_batches = 1;
+  std::int64_t micro_batch_tokens = 0;  // tokens per rank per micro-batch
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  Recompute recompute = Recompute::kNone;
+  int zero_stage = 0;  // 0: every rank holds all optimizer state; 1: sharded over DP (dense) and EDP (experts)
+  Dtype gemm = Dtype::kBf16;      // GEMM inputs are cached in this dtype (FP8: 1 B + a 4 B scale per scale_block)
+  int scale_block = 128;
+  Dtype gradient = Dtype::kBf16;  // gradient buffer
+  double weight_bytes = 2;        // model weights per parameter (BF16)
+  double master_bytes = 4;        // FP32 master weights per parameter
+  double moment_bytes = 4;        // each of Adam's two moments per parameter (DeepSeek-V3: BF16, 2)
+  double dispatch_bytes_per_token = 0;  // on the wire, per (token, destination rank)
+  double combine_bytes_per_token = 0;
+};
+
+// One named share of a rank's memory.
+struct MemoryTerm {
+  std::string name;     // "expert optimizer state"
+  double bytes = 0;
+  std::string formula;  // how it was computed, with the numbers filled in
+};
+
+struct MemoryBreakdown {
+  int stage = 0;                  // the pipeline stage (rank position) the terms are for: the fullest
+  double in_flight_micro_batches = 0;  // activations held, in micro-batches of the stage's layers
+  int dense_layers = 0;           // layers the rank holds, dense (dense FFN) and MoE
+  int moe_layers = 0;
+  std::vector<MemoryTerm> terms;  // fixed order (docs/memory.md), zero terms included
+  double total_bytes() const;
+  const MemoryTerm& largest() const;  // the first of the largest
+};
+
+// Parameters of the model: all of them, and those one token runs through
+// (every dense parameter plus top_k routed experts per MoE layer).
+struct ParameterCount {
+  double total = 0;
+  double active = 0;
+};
+ParameterCount count_parameters(const ModelSpec& model);
+
+// Micro-batches whose activations a stage holds at its peak (docs/memory.md).
+double in_flight_micro_batches(PipelineSchedule schedule, int pp, int vpp, int micro_batches, int stage);
+
+// Activation bytes one token leaves in one layer for backward (MoE layer
+// when `moe`, else dense FFN layer), before TP division.
+double activation_bytes_per_token(const ModelSpec& model, const MemoryInputs& inputs, bool moe);
+
+// Memory of the fullest pipeline stage's ranks (the largest total over
+// stages). Requires a layout that check_layout accepts and
+// check_stage_split(model.layers, pp, vpp, 0, 0) passes.
+MemoryBreakdown memory_per_rank(const ModelSpec& model, const MemoryInputs& inputs);
+
+// The inputs for a workload as epsim's step runs it today: TP = PP = 1,
+// attention data-parallel over all ep x dp ranks (DP = ep x dp, EDP = dp),
+// every micro-batch's forward before any backward (GPipe), and the
+// workload's [memory] choices.
+MemoryInputs current_memory_inputs(const WorkloadSpec& workload);
+
+// Whether `breakdown` fits `capacity_bytes` (0: capacity unknown, taken as fitting).
+struct MemoryFit {
+  double peak_bytes = 0;
+  double capacity_bytes = 0;
+  bool fits = true;
+  bool capacity_known = false;
+};
+MemoryFit check_memory_fit(const MemoryBreakdown& breakdown, double capacity_bytes);
+
+// One line for an error or report: "needs 412.3 GB per rank, HBM holds 64.0 GB;
+// largest term: expert optimizer state 245.1 GB (...)".
+std::string describe_memory_fit(const MemoryBreakdown& breakdown, const MemoryFit& fit);
+
+}  // namespace epsim::workloads
