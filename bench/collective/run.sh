@@ -7,6 +7,7 @@
 # (DeepSeek-V3's top-8 shape over 1024 experts) on the 128 A2 nodes.
 # 4096-NPU cases (CASES=4096) are listed for completeness; see the doc for
 # why they are not run by default.
+# ONLY=TEXT runs the cases whose name contains TEXT.
 # Usage: bench/collective/run.sh BUILD_DIR
 set -eu
 build="${1:-build}"
@@ -16,6 +17,7 @@ here="$(dirname "$0")"
 switch="$here/../../tests/tools/collective/single_switch.toml"
 run() {
   name="$1"; shift
+  case "$name" in *"${ONLY:-}"*) ;; *) return 0 ;; esac
   i=0
   while [ "$i" -lt "$reps" ]; do
     /usr/bin/time -v "$epsim" collective "$@" 2>&1 >/dev/null |

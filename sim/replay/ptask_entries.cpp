@@ -95,10 +95,17 @@ std::vector<Transfer> ptask_entries(const std::vector<Transfer>& transfers, cons
     if (same_loads(link_loads(transfers, platform, scratch), link_loads(*repaired, platform, scratch)))
       return *repaired;
   }
-  const int per_node = std::max(platform.npus_per_node, 1);
-  std::map<std::pair<int, int>, std::vector<Transfer>> rails;
-  for (const Transfer& t : transfers) rails[{t.src_npu % per_node, t.dst_npu % per_node}].push_back(t);
-  for (const auto& [key, group] : rails) append_group(group, platform, scratch, out);
+  // Groups of transfers whose routes share their middle (all but the two
+  // links at each end: HBM and port or NIC): one switch, one rail, one
+  // (leaf, leaf) pair of a leaf/spine network.
+  std::map<std::vector<int>, std::vector<Transfer>> groups;
+  for (const Transfer& t : transfers) {
+    auto [first, last] = platform.routes.links(t.src_npu, t.dst_npu);
+    const std::ptrdiff_t n = last - first;
+    std::vector<int> middle = n > 4 ? std::vector<int>(first + 2, last - 2) : std::vector<int>(first, last);
+    groups[std::move(middle)].push_back(t);
+  }
+  for (const auto& [middle, group] : groups) append_group(group, platform, scratch, out);
   return out;
 }
 

@@ -23,8 +23,9 @@ namespace epsim::sim {
 // without changing any link's sum, so the transfers of such a group are
 // re-paired north-west-corner style: at most sources + destinations - 1
 // entries instead of sources x destinations. The groups tried: all
-// transfers, else the transfers between each pair of local indices (the
-// rails). A group whose re-pairing would change a link's sum, or would pair
+// transfers, else the transfers whose routes have the same links but for
+// the two at each end (HBM, then port or NIC): one rail, or one pair of
+// leaves of a leaf/spine network. A group whose re-pairing would change a link's sum, or would pair
 // an NPU with itself, keeps its transfers as they are. Transfer order is
 // deterministic.
 std::vector<Transfer> ptask_entries(const std::vector<Transfer>& transfers, const PlatformFacts& platform);
