@@ -243,40 +243,43 @@ CollectivePlan plan_all_reduce(const Task& task, const Placement& placement, All
   return std::move(l.plan);
 }
 
-CollectivePlan plan_reduce_scatter(const Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
-                                   bool exact_steps) {
+namespace {
+
+// Reduce-scatter (`gather` false) or all-gather: one pass of the ring each
+// way the all-reduce makes two. Hierarchical reduce-scatter works in the
+// node first (each rank then holds S / per_node summed over its node, which
+// the ranks of its local index reduce-scatter across nodes); all-gather is
+// its mirror, across nodes first (S / g per step) so that the node's ring
+// then moves whole S / per_node chunks.
+CollectivePlan plan_one_pass(const Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
+                             bool exact_steps, bool gather) {
+  const std::string op = gather ? "all-gather" : "reduce-scatter";
   GroupLayout l = group_layout(task, placement);
   const int g = l.group_size;
   if (g < 2 || !(task.bytes > 0)) return std::move(l.plan);
   if (algorithm != AllReduceAlgorithm::kHierarchical || !l.two_level) {
-    push_nonempty(l.plan, ring_phase("ring reduce-scatter", l.rings, task.bytes / g, g - 1, exact_steps));
+    push_nonempty(l.plan, ring_phase("ring " + op, l.rings, task.bytes / g, g - 1, exact_steps));
     return std::move(l.plan);
   }
-  // In the node first: each rank then holds S / per_node summed over its
-  // node, which the ranks of its local index reduce-scatter across nodes.
   const int nodes = g / l.per_node;
   const double chunk = task.bytes / l.per_node;
-  push_nonempty(l.plan, ring_phase("reduce-scatter in node", l.intra, chunk, l.per_node - 1, exact_steps));
-  push_nonempty(l.plan, ring_phase("reduce-scatter across nodes", l.inter, chunk / nodes, nodes - 1, exact_steps));
+  CollectivePhase in_node = ring_phase(op + " in node", l.intra, chunk, l.per_node - 1, exact_steps);
+  CollectivePhase across = ring_phase(op + " across nodes", l.inter, chunk / nodes, nodes - 1, exact_steps);
+  push_nonempty(l.plan, gather ? std::move(across) : std::move(in_node));
+  push_nonempty(l.plan, gather ? std::move(in_node) : std::move(across));
   return std::move(l.plan);
+}
+
+}  // namespace
+
+CollectivePlan plan_reduce_scatter(const Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
+                                   bool exact_steps) {
+  return plan_one_pass(task, placement, algorithm, exact_steps, false);
 }
 
 CollectivePlan plan_all_gather(const Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
                                bool exact_steps) {
-  GroupLayout l = group_layout(task, placement);
-  const int g = l.group_size;
-  if (g < 2 || !(task.bytes > 0)) return std::move(l.plan);
-  if (algorithm != AllReduceAlgorithm::kHierarchical || !l.two_level) {
-    push_nonempty(l.plan, ring_phase("ring all-gather", l.rings, task.bytes / g, g - 1, exact_steps));
-    return std::move(l.plan);
-  }
-  // reduce-scatter's mirror: across nodes first (S / g per step), so that
-  // the node's ring then moves whole S / per_node chunks.
-  const int nodes = g / l.per_node;
-  const double chunk = task.bytes / l.per_node;
-  push_nonempty(l.plan, ring_phase("all-gather across nodes", l.inter, chunk / nodes, nodes - 1, exact_steps));
-  push_nonempty(l.plan, ring_phase("all-gather in node", l.intra, chunk, l.per_node - 1, exact_steps));
-  return std::move(l.plan);
+  return plan_one_pass(task, placement, algorithm, exact_steps, true);
 }
 
 CollectivePlan plan_group_collective(const Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
