@@ -1,22 +1,27 @@
 // `epsim collective`: one collective alone on a platform, for comparison
 // with peers and with measured collectives (nccl-tests, HCCL tests); see
 // docs/collective.md.
-//   epsim collective --platform P [--set k=v]... --op alltoall|allreduce --npus N
-//     [--npus-per-node M] [--sizes 1MB,16MB,...] [--algorithm A] [--fidelity F] [--json]
+//   epsim collective --platform P [--set k=v]... --op OP --npus N [--npus-per-node M]
+//     [--sizes 1MB,16MB,...] [--algorithm A] [--fidelity F] [--json]
+//   alltoallv: [--workload W] [--tokens T,...] [--hidden H] [--top-k K] [--experts E]
+//     [--routing uniform|zipf|hot|trace] [--seed S] instead of --sizes
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/json_output.hpp"
 #include "core/error.hpp"
+#include "core/json_output.hpp"
 #include "core/units.hpp"
 #include "sim/platform/platform_loader.hpp"
 #include "sim/replay/collective_bench.hpp"
 #include "tools/command.hpp"
+#include "tools/option_checks.hpp"
 #include "tools/run_request.hpp"
+#include "workloads/workload_loader.hpp"
 
 namespace epsim::tools {
 
@@ -32,12 +37,25 @@ struct CollectiveState {
   std::string algorithm;  // "": as `run` resolves it
   std::string fidelity;
   bool json = false;
+  // alltoallv: the routing's workload and its shape (unset: the workload's own).
+  std::string workload = "deepseek-v3";
+  std::vector<long long> tokens;
+  std::optional<long long> hidden, top_k, experts, seed;
+  std::string routing;
+  // Options only one kind of op takes, to refuse them for the others.
+  std::vector<CLI::Option*> alltoallv_only;
+  CLI::Option* sizes_option = nullptr;
 };
 
 sim::CollectiveOp parse_op(const std::string& op) {
-  if (op == "alltoall") return sim::CollectiveOp::kAllToAll;
-  if (op == "allreduce") return sim::CollectiveOp::kAllReduce;
-  throw option_error("--op", "expected alltoall or allreduce, got \"" + op + "\"");
+  for (sim::CollectiveOp o : {sim::CollectiveOp::kAllToAll, sim::CollectiveOp::kAllToAllv, sim::CollectiveOp::kAllReduce,
+                              sim::CollectiveOp::kReduceScatter, sim::CollectiveOp::kAllGather})
+    if (op == sim::to_string(o)) return o;
+  throw option_error("--op", "expected alltoall, alltoallv, allreduce, reducescatter or allgather, got \"" + op + "\"");
+}
+
+bool is_group_op(sim::CollectiveOp op) {
+  return op != sim::CollectiveOp::kAllToAll && op != sim::CollectiveOp::kAllToAllv;
 }
 
 std::vector<double> parse_sizes(const std::vector<std::string>& sizes) {
@@ -56,23 +74,34 @@ std::vector<double> parse_sizes(const std::vector<std::string>& sizes) {
   return out;
 }
 
+// Refuses options the op does not take, by their flag.
+void check_option_kinds(const CollectiveState& s, sim::CollectiveOp op) {
+  if (op == sim::CollectiveOp::kAllToAllv) {
+    if (s.sizes_option->count() > 0)
+      throw option_error("--sizes", "alltoallv takes --tokens: its bytes come from the routing");
+    return;
+  }
+  for (const CLI::Option* o : s.alltoallv_only)
+    if (o->count() > 0) throw option_error(o->get_name(), "only for --op alltoallv");
+}
+
 sim::ReplayOptions replay_options(const CollectiveState& s, sim::CollectiveOp op) {
   sim::ReplayOptions o;
   o.record_link_spans = false;
-  if (op == sim::CollectiveOp::kAllToAll) {
+  if (!is_group_op(op)) {
     if (s.algorithm == "direct")
       o.algorithm = sim::AlltoallAlgorithm::kDirect;
     else if (s.algorithm == "hierarchical")
       o.algorithm = sim::AlltoallAlgorithm::kHierarchical;
     else if (!s.algorithm.empty())
-      throw option_error("--algorithm", "alltoall: expected direct or hierarchical, got \"" + s.algorithm + "\"");
+      throw option_error("--algorithm", fmt::format("{}: expected direct or hierarchical, got \"{}\"", s.op, s.algorithm));
   } else {
     if (s.algorithm == "ring")
       o.all_reduce = sim::AllReduceAlgorithm::kRing;
     else if (s.algorithm == "hierarchical" || s.algorithm.empty())
       o.all_reduce = sim::AllReduceAlgorithm::kHierarchical;
     else
-      throw option_error("--algorithm", "allreduce: expected ring or hierarchical, got \"" + s.algorithm + "\"");
+      throw option_error("--algorithm", fmt::format("{}: expected ring or hierarchical, got \"{}\"", s.op, s.algorithm));
   }
   if (const auto f = parse_fidelity(s.fidelity)) o.fidelity = *f;
   if (o.fidelity == sim::Fidelity::kPerFlow) {
@@ -82,70 +111,189 @@ sim::ReplayOptions replay_options(const CollectiveState& s, sim::CollectiveOp op
   return o;
 }
 
-std::string format_table(const CollectiveState& s, const std::string& source, int per_node,
-                         const std::vector<sim::CollectiveTiming>& rows) {
-  const char* factor = s.op == "allreduce" ? "2(n-1)/n" : "(n-1)/n";
-  std::string out = fmt::format("epsim collective: {} over {} NPUs ({} per node) on {}\n", s.op, s.npus, per_node,
-                                source);
-  out += fmt::format("algorithm {}, fidelity {}\n", rows.front().algorithm, rows.front().fidelity);
-  out += fmt::format(
-      "S: bytes per rank as nccl-tests counts them ({}); algbw = S / time; busbw = algbw x {} "
-      "(nccl-tests docs/PERFORMANCE.md)\n"
-      "bound: plan_bound_s, the plan alone: rounds in sequence (pipelined stages as a flow shop), each its "
-      "largest route latency + its bytes at its bottleneck link\n",
-      s.op == "allreduce" ? "the buffer all-reduced" : "sent in total, S/n to each rank", factor);
-  out += fmt::format("{:>14} {:>14} {:>14} {:>14} {:>14}\n", "S (bytes)", "time (us)", "bound (us)",
-                     "algbw (GB/s)", "busbw (GB/s)");
-  for (const sim::CollectiveTiming& r : rows)
-    out += fmt::format("{:>14.0f} {:>14.3f} {:>14.3f} {:>14.3f} {:>14.3f}\n", r.bytes, r.time_s * 1e6,
-                       r.bound_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9);
+// One workload override the command adds, and the flag it comes from.
+struct AddedOverride {
+  std::string assignment;
+  std::string flag;
+};
+
+// The alltoallv's added workload overrides: the shape options, then what
+// the collective fixes (its ranks, one micro-batch of `tokens`, one replica).
+std::vector<AddedOverride> added_overrides(const CollectiveState& s, int per_node, std::optional<long long> tokens) {
+  std::vector<AddedOverride> out;
+  if (s.hidden) out.push_back({fmt::format("model.hidden={}", *s.hidden), "--hidden"});
+  if (s.experts) out.push_back({fmt::format("model.experts={}", *s.experts), "--experts"});
+  if (s.top_k) out.push_back({fmt::format("model.top_k={}", *s.top_k), "--top-k"});
+  if (!s.routing.empty()) out.push_back({"routing.kind=\"" + s.routing + "\"", "--routing"});
+  if (s.seed) out.push_back({fmt::format("routing.seed={}", *s.seed), "--seed"});
+  out.push_back({fmt::format("parallel.ep={}", s.npus), "--npus"});
+  out.push_back({"parallel.dp=1", "--npus"});
+  out.push_back({fmt::format("parallel.ranks_per_node={}", per_node), "--npus-per-node"});
+  out.push_back({"parallel.micro_batches=1", "--tokens"});
+  if (tokens) {
+    out.push_back({fmt::format("parallel.tokens_per_micro_batch={}", *tokens), "--tokens"});
+    out.push_back({fmt::format("parallel.sequence_length={}", *tokens), "--tokens"});
+  }
   return out;
 }
 
-std::string format_json(const CollectiveState& s, const std::string& source, int per_node,
-                        const std::vector<sim::CollectiveTiming>& rows) {
+// The workload with the user's --set and the added overrides; an error at
+// an added override is reported at its flag.
+workloads::WorkloadSpec load_alltoallv_workload(const CollectiveState& s, const std::vector<std::string>& user,
+                                                int per_node, std::optional<long long> tokens) {
+  const std::vector<AddedOverride> added = added_overrides(s, per_node, tokens);
+  std::vector<std::string> overrides = user;
+  for (const AddedOverride& a : added) overrides.push_back(a.assignment);
+  try {
+    return workloads::load_workload(s.workload, overrides);
+  } catch (const InputError& e) {
+    for (const AddedOverride& a : added)
+      if (e.where().file == "--set " + a.assignment) throw option_error(a.flag, e.key() + ": " + e.problem());
+    // A kind's parameters (zipf_s, hot_share, ...) the workload lacks.
+    if (!s.routing.empty() && e.key().rfind("routing.", 0) == 0 && e.problem() == "missing required key")
+      throw option_error("--routing", fmt::format("{} {} needs {}: add --set {}=VALUE", s.routing, s.workload,
+                                                  e.key(), e.key()));
+    throw;
+  }
+}
+
+struct Row {
+  sim::CollectiveTiming timing;
+  std::int64_t tokens = 0;  // alltoallv: tokens per rank
+};
+
+struct RoutingInfo {
+  std::string text;  // one line for the table
+  nlohmann::json json;
+};
+
+RoutingInfo routing_info(const workloads::WorkloadSpec& w, double bytes_per_token) {
+  static const char* const kinds[] = {"uniform", "zipf", "hot", "trace"};
+  const char* kind = kinds[static_cast<int>(w.routing.kind)];
+  RoutingInfo out;
+  out.text = fmt::format(
+      "routing: {} (seed {}) from {}, first MoE layer: top-{} of {} experts, node limit {}, hidden {}; {:g} bytes "
+      "per (token, destination rank): dispatch dtype {}",
+      kind, w.routing.seed, w.source, w.model.top_k, w.model.experts,
+      w.model.node_limit > 0 ? std::to_string(w.model.node_limit) : std::string("none"), w.model.hidden,
+      bytes_per_token, workloads::to_string(w.precision.dispatch));
+  out.json = {{"workload", w.source},   {"routing", kind},          {"seed", w.routing.seed},
+              {"top_k", w.model.top_k}, {"experts", w.model.experts}, {"node_limit", w.model.node_limit},
+              {"hidden", w.model.hidden}, {"bytes_per_token", bytes_per_token},
+              {"dispatch_dtype", workloads::to_string(w.precision.dispatch)}};
+  return out;
+}
+
+std::string size_definition(sim::CollectiveOp op) {
+  switch (op) {
+    case sim::CollectiveOp::kAllToAll: return "the bytes each rank sends in total, S/n to each rank";
+    case sim::CollectiveOp::kAllToAllv:
+      return "the mean over ranks of the bytes each sends, once per (token, destination rank), its own share "
+             "included (as all-to-all counts S)";
+    case sim::CollectiveOp::kAllReduce: return "the buffer all-reduced";
+    case sim::CollectiveOp::kReduceScatter: return "the whole array each rank holds; each ends with S/n of the sum";
+    case sim::CollectiveOp::kAllGather: return "the whole array each rank ends with; each holds S/n";
+  }
+  return "";
+}
+
+const char* kBoundDefinition =
+    "plan_bound_s, the plan alone: rounds in sequence (pipelined stages as a flow shop), each its largest route "
+    "latency + its bytes at its bottleneck link";
+
+std::string format_table(const CollectiveState& s, sim::CollectiveOp op, const std::string& source, int per_node,
+                         const RoutingInfo& routing, const std::vector<Row>& rows) {
+  const bool v = op == sim::CollectiveOp::kAllToAllv;
+  std::string out = fmt::format("epsim collective: {} over {} NPUs ({} per node) on {}\n", s.op, s.npus, per_node,
+                                source);
+  if (v) out += routing.text + "\n";
+  out += fmt::format("algorithm {}, fidelity {}\n", rows.front().timing.algorithm, rows.front().timing.fidelity);
+  out += fmt::format(
+      "S: bytes per rank as nccl-tests counts them ({}); algbw = S / time; busbw = algbw x {} "
+      "(nccl-tests docs/PERFORMANCE.md)\n",
+      size_definition(op), sim::bus_factor_formula(op));
+  if (v) out += "moved: bytes the plan carries between NPUs, all ranks (tokens kept on their rank do not move)\n";
+  out += std::string("bound: ") + kBoundDefinition + "\n";
+  if (v) out += fmt::format("{:>14} {:>16}", "tokens/rank", "moved (bytes)");
+  out += fmt::format(" {:>14} {:>14} {:>14} {:>14} {:>14}\n", "S (bytes)", "time (us)", "bound (us)", "algbw (GB/s)",
+                     "busbw (GB/s)");
+  for (const Row& row : rows) {
+    const sim::CollectiveTiming& r = row.timing;
+    if (v) out += fmt::format("{:>14} {:>16.0f}", row.tokens, r.moved_bytes);
+    out += fmt::format(" {:>14.0f} {:>14.3f} {:>14.3f} {:>14.3f} {:>14.3f}\n", r.bytes, r.time_s * 1e6,
+                       r.bound_s * 1e6, r.algbw_Bps / 1e9, r.busbw_Bps / 1e9);
+  }
+  return out;
+}
+
+std::string format_json(const CollectiveState& s, sim::CollectiveOp op, const std::string& source, int per_node,
+                        const RoutingInfo& routing, const std::vector<Row>& rows) {
+  const bool v = op == sim::CollectiveOp::kAllToAllv;
   nlohmann::json j;
   j["op"] = s.op;
   j["platform"] = source;
   j["npus"] = s.npus;
   j["npus_per_node"] = per_node;
-  j["algorithm"] = rows.front().algorithm;
-  j["fidelity"] = rows.front().fidelity;
-  j["definitions"] = {{"bytes", "S per rank, as nccl-tests counts it"},
-                      {"algbw_Bps", "S / time_s"},
-                      {"busbw_Bps", std::string("algbw_Bps x ") + (s.op == "allreduce" ? "2(n-1)/n" : "(n-1)/n")},
-                      {"bound_s", "plan_bound_s: rounds in sequence (pipelined stages as a flow shop), each its largest route "
-                                  "latency + its bytes at its bottleneck link"}};
+  j["algorithm"] = rows.front().timing.algorithm;
+  j["fidelity"] = rows.front().timing.fidelity;
+  if (v) j["routing"] = routing.json;
+  j["definitions"] = {{"bytes", "S per rank, as nccl-tests counts it: " + size_definition(op)},
+                      {"time_s", "first byte sent to last byte received, seconds"},
+                      {"algbw_Bps", "S / time_s, bytes per second"},
+                      {"busbw_Bps", std::string("algbw_Bps x ") + sim::bus_factor_formula(op)},
+                      {"bound_s", std::string(kBoundDefinition) + ", seconds"},
+                      {"moved_bytes", "bytes the plan carries between NPUs, all ranks"}};
   j["sizes"] = nlohmann::json::array();
-  for (const sim::CollectiveTiming& r : rows)
-    j["sizes"].push_back({{"bytes", r.bytes},
-                          {"time_s", r.time_s},
-                          {"bound_s", r.bound_s},
-                          {"algbw_Bps", r.algbw_Bps},
-                          {"busbw_Bps", r.busbw_Bps},
-                          {"activities", r.activities}});
+  for (const Row& row : rows) {
+    const sim::CollectiveTiming& r = row.timing;
+    nlohmann::json e = {{"bytes", r.bytes},         {"time_s", r.time_s},           {"bound_s", r.bound_s},
+                        {"algbw_Bps", r.algbw_Bps}, {"busbw_Bps", r.busbw_Bps},     {"moved_bytes", r.moved_bytes},
+                        {"activities", r.activities}};
+    if (v) e["tokens_per_rank"] = row.tokens;
+    j["sizes"].push_back(e);
+  }
   return dump_checked(j, "collective");
 }
 
 int run_collective(const CollectiveState& s) {
   const sim::CollectiveOp op = parse_op(s.op);
+  check_option_kinds(s, op);
   if (s.npus < 2) throw option_error("--npus", "expected >= 2, got " + std::to_string(s.npus));
   if (s.npus_per_node < 0)
     throw option_error("--npus-per-node", "expected >= 1, got " + std::to_string(s.npus_per_node));
-  const std::vector<double> sizes = parse_sizes(s.sizes);
+  const bool v = op == sim::CollectiveOp::kAllToAllv;
+  const std::vector<double> sizes = v ? std::vector<double>{} : parse_sizes(s.sizes);
   const sim::ReplayOptions options = replay_options(s, op);
-  const sim::PlatformRequest request{s.platform, s.overrides};
+  const SplitOverrides split = v ? split_set_options(s.overrides) : SplitOverrides{{}, s.overrides};
+  const sim::PlatformRequest request{s.platform, split.platform};
   const sim::PlatformShape shape = sim::check_platform(request);
   const int per_node = s.npus_per_node > 0 ? s.npus_per_node : std::min(s.npus, shape.npus_per_node);
   sim::check_ranks_fit(shape, s.npus, per_node);
 
+  // Every routing is drawn and checked before SimGrid starts.
+  std::vector<sim::SampledAlltoallv> routings;
+  RoutingInfo routing;
+  if (v) {
+    std::vector<std::optional<long long>> tokens(s.tokens.begin(), s.tokens.end());
+    if (tokens.empty()) tokens.push_back(std::nullopt);
+    for (const auto& t : tokens) {
+      const workloads::WorkloadSpec w = load_alltoallv_workload(s, split.workload, per_node, t);
+      routings.push_back(sim::sample_alltoallv(w));
+      if (routings.size() == 1) routing = routing_info(w, routings.back().bytes_per_token);
+    }
+  }
+
   sim::OpenPlatform open = sim::open_platform(request);
-  std::vector<sim::CollectiveTiming> rows;
+  std::vector<Row> rows;
+  for (const sim::SampledAlltoallv& r : routings)
+    rows.push_back({sim::time_collective_graph(*open.engine, open.loaded, op,
+                                               sim::alltoallv_graph(r.traffic, r.bytes_per_token), options),
+                    r.tokens_per_rank});
   for (double bytes : sizes)
-    rows.push_back(sim::time_collective(*open.engine, open.loaded, op, s.npus, per_node, bytes, options));
+    rows.push_back({sim::time_collective(*open.engine, open.loaded, op, s.npus, per_node, bytes, options), 0});
   // The JSON form checks every figure is finite, for the table too.
-  const std::string json = format_json(s, open.shape.source, per_node, rows);
-  std::cout << (s.json ? json : format_table(s, open.shape.source, per_node, rows));
+  const std::string json = format_json(s, op, open.shape.source, per_node, routing, rows);
+  std::cout << (s.json ? json : format_table(s, op, open.shape.source, per_node, routing, rows));
   return 0;
 }
 
@@ -156,17 +304,42 @@ Command add_collective_command(CLI::App& epsim) {
   CollectiveState& s = *state;
   CLI::App* app = epsim.add_subcommand("collective", "time one collective alone on a platform (nccl-tests figures)");
   app->add_option("--platform", s.platform, "cluster preset, cluster TOML or SimGrid XML")->required();
-  app->add_option("--set", s.overrides, "override one platform key, e.g. --set node.npus=64");
-  app->add_option("--op", s.op, "alltoall or allreduce")->capture_default_str();
+  app->add_option("--set", s.overrides,
+                  "override one platform key, e.g. --set node.npus=64 (alltoallv: model./parallel./precision./"
+                  "routing. keys go to the workload, as in run)");
+  app->add_option("--op", s.op, "alltoall, alltoallv, allreduce, reducescatter or allgather")->capture_default_str();
   app->add_option("--npus", s.npus, "ranks taking part (the first NPUs of the platform)")->required();
   app->add_option("--npus-per-node", s.npus_per_node, "ranks per node (default: the platform's, at most --npus)");
-  app->add_option("--sizes", s.sizes, "bytes per rank, comma-separated, e.g. 1MB,16MB,1GiB")
-      ->delimiter(',')
-      ->capture_default_str();
+  s.sizes_option = app->add_option("--sizes", s.sizes, "bytes per rank (nccl-tests' S), comma-separated, e.g. 1MB,16MB,1GiB")
+                       ->delimiter(',')
+                       ->capture_default_str();
   app->add_option("--algorithm", s.algorithm,
-                  "alltoall: direct or hierarchical (default: as run chooses); allreduce: ring or hierarchical");
+                  "alltoall(v): direct or hierarchical (default: as run chooses); allreduce, reducescatter, "
+                  "allgather: ring or hierarchical (default)");
   app->add_option("--fidelity", s.fidelity, "per-flow or aggregated (default: per-flow up to 8 ranks)");
   app->add_flag("--json", s.json, "print the figures as JSON");
+  // The alltoallv's routing; ranges as the workload keys they set (workload_loader.cpp).
+  s.alltoallv_only = {
+      app->add_option("--workload", s.workload, "alltoallv: workload TOML or preset whose routing is drawn")
+          ->capture_default_str(),
+      app->add_option("--tokens", s.tokens, "alltoallv: tokens per rank, comma-separated (default: the workload's)")
+          ->delimiter(',')
+          ->check(integer_in(1, 1LL << 30)),
+      app->add_option_function<long long>("--hidden", [&s](const long long& x) { s.hidden = x; },
+                                          "alltoallv: hidden size (model.hidden)")
+          ->check(integer_in(1, 1LL << 24)),
+      app->add_option_function<long long>("--top-k", [&s](const long long& x) { s.top_k = x; },
+                                          "alltoallv: experts per token (model.top_k)")
+          ->check(integer_in(1, 64)),
+      app->add_option_function<long long>("--experts", [&s](const long long& x) { s.experts = x; },
+                                          "alltoallv: routed experts (model.experts)")
+          ->check(integer_in(1, 1 << 16)),
+      app->add_option("--routing", s.routing, "alltoallv: uniform, zipf, hot or trace (routing.kind)")
+          ->check(CLI::IsMember({"uniform", "zipf", "hot", "trace"})),
+      app->add_option_function<long long>("--seed", [&s](const long long& x) { s.seed = x; },
+                                          "alltoallv: routing seed (routing.seed)")
+          ->check(integer_at_least(0)),
+  };
   return Command{app, [state] { return run_collective(*state); }};
 }
 

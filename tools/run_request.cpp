@@ -18,26 +18,8 @@ namespace {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
-struct SplitOverrides {
-  std::vector<std::string> workload;
-  std::vector<std::string> platform;
-};
-
-// --set keys go to the workload when they start with model., parallel.,
-// precision., routing. or memory. (or workload.), to the platform otherwise (or platform.).
 SplitOverrides split_overrides(const RunRequest& r) {
-  SplitOverrides out;
-  for (const std::string& o : r.overrides) {
-    if (starts_with(o, "workload."))
-      out.workload.push_back(o.substr(9));
-    else if (starts_with(o, "platform."))
-      out.platform.push_back(o.substr(9));
-    else if (starts_with(o, "model.") || starts_with(o, "parallel.") || starts_with(o, "precision.") ||
-             starts_with(o, "routing.") || starts_with(o, "memory."))
-      out.workload.push_back(o);
-    else
-      out.platform.push_back(o);
-  }
+  SplitOverrides out = split_set_options(r.overrides);
   if (r.ep) out.workload.push_back("parallel.ep=" + std::to_string(*r.ep));
   if (r.seed) out.workload.push_back("routing.seed=" + std::to_string(*r.seed));
   if (r.allow_oversubscribed_memory) out.workload.push_back("memory.allow_oversubscribed=true");
@@ -68,6 +50,22 @@ sim::ReplayOptions replay_options(const RunRequest& r) {
 }
 
 }  // namespace
+
+SplitOverrides split_set_options(const std::vector<std::string>& overrides) {
+  SplitOverrides out;
+  for (const std::string& o : overrides) {
+    if (starts_with(o, "workload."))
+      out.workload.push_back(o.substr(9));
+    else if (starts_with(o, "platform."))
+      out.platform.push_back(o.substr(9));
+    else if (starts_with(o, "model.") || starts_with(o, "parallel.") || starts_with(o, "precision.") ||
+             starts_with(o, "routing.") || starts_with(o, "memory."))
+      out.workload.push_back(o);
+    else
+      out.platform.push_back(o);
+  }
+  return out;
+}
 
 std::optional<sim::Fidelity> parse_fidelity(const std::string& fidelity) {
   if (fidelity == "per-flow") return sim::Fidelity::kPerFlow;

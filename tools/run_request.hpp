@@ -37,6 +37,15 @@ void add_run_options(CLI::App& cmd, RunRequest& request);
 // Declares --ep and --seed (run, workload show): unset unless given.
 void add_ep_seed_options(CLI::App& cmd, std::optional<int>& ep, std::optional<long long>& seed);
 
+// --set assignments as run splits them: keys starting with model.,
+// parallel., precision. or routing. (or prefixed workload.) to the
+// workload, the others (or prefixed platform.) to the platform.
+struct SplitOverrides {
+  std::vector<std::string> workload;
+  std::vector<std::string> platform;
+};
+SplitOverrides split_set_options(const std::vector<std::string>& overrides);
+
 // "per-flow" | "aggregated" as a Fidelity, "" as unset (the replay's default);
 // anything else throws InputError naming --fidelity.
 std::optional<sim::Fidelity> parse_fidelity(const std::string& fidelity);

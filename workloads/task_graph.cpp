@@ -42,6 +42,15 @@ const char* to_string(Phase phase) {
   return "unknown";
 }
 
+const char* to_string(GroupCollective op) {
+  switch (op) {
+    case GroupCollective::kAllReduce: return "allreduce";
+    case GroupCollective::kReduceScatter: return "reducescatter";
+    case GroupCollective::kAllGather: return "allgather";
+  }
+  return "unknown";
+}
+
 const char* to_string(Dtype dtype) {
   switch (dtype) {
     case Dtype::kBf16: return "bf16";

@@ -29,6 +29,13 @@ enum class TaskKind {
 
 enum class Phase { kForward, kBackward, kGradSync, kOptimizer };
 
+// What the groups of a kGradAllReduce task run over their `bytes` (S, the
+// whole buffer as nccl-tests counts it): an all-reduce, or one of its two
+// halves as a ZeRO-style step runs them (reduce-scatter of the gradients,
+// all-gather of the updated parameters), each rank ending with or starting
+// from S / group size.
+enum class GroupCollective { kAllReduce, kReduceScatter, kAllGather };
+
 using TaskId = std::int32_t;
 
 // Tokens sent from each source rank to each destination rank for one
@@ -79,9 +86,10 @@ struct Task {
   bool transpose = false;
   double bytes_per_token = 0;
 
-  // kGradAllReduce: independent groups of ranks, each all-reducing `bytes` per rank.
+  // kGradAllReduce: independent groups of ranks, each running `group_op` over `bytes` per rank.
   std::vector<std::vector<int>> groups;
   double bytes = 0;
+  GroupCollective group_op = GroupCollective::kAllReduce;
 
   bool is_collective() const {
     return kind == TaskKind::kDispatch || kind == TaskKind::kCombine || kind == TaskKind::kGradAllReduce;
@@ -100,6 +108,7 @@ const char* to_string(TaskKind kind);
 // A task kind as reports, traces and plots print it ("expert GEMM").
 const char* task_kind_label(TaskKind kind);
 const char* to_string(Phase phase);
+const char* to_string(GroupCollective op);  // "allreduce", "reducescatter", "allgather" (nccl-tests' names)
 const char* to_string(Dtype dtype);
 
 }  // namespace epsim::workloads

@@ -6,6 +6,8 @@
 
 #include <simgrid/s4u/Host.hpp>
 
+#include "sim/replay/ptask_entries.hpp"
+
 namespace epsim::sim {
 
 namespace s4u = simgrid::s4u;
@@ -70,7 +72,9 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
   }
   std::vector<double> bytes(n * n, 0.0);
   auto slot = [&](int npu) { return static_cast<std::size_t>(std::lower_bound(npus.begin(), npus.end(), npu) - npus.begin()); };
-  for (const Transfer& t : phase.transfers) bytes[slot(t.src_npu) * n + slot(t.dst_npu)] += t.bytes * scale;
+  // The same bytes on every link with fewer entries: SimGrid's cost (ptask_entries.hpp).
+  for (const Transfer& t : ptask_entries(phase.transfers, platform))
+    bytes[slot(t.src_npu) * n + slot(t.dst_npu)] += t.bytes * scale;
   out.push_back(
       {s4u::Exec::init()->set_hosts(ptask_hosts)->set_flops_amounts(flops)->set_bytes_amounts(bytes), latency_s});
   return out;

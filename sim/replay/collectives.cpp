@@ -1,5 +1,6 @@
-// Plans of alltoallv (direct and DeepEP-style hierarchical) and all-reduce
-// (ring and hierarchical), and their cost on an idle platform.
+// Plans of alltoallv (direct and DeepEP-style hierarchical), all-reduce,
+// reduce-scatter and all-gather (ring and hierarchical), and their cost on
+// an idle platform.
 #include "sim/replay/collectives.hpp"
 
 #include <algorithm>
@@ -162,17 +163,32 @@ CollectivePhase ring_phase(const std::string& name, const std::vector<std::vecto
 
 }  // namespace
 
-CollectivePlan plan_all_reduce(const Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
-                               bool exact_steps) {
+namespace {
+
+// A group collective's groups checked, and how they lie on nodes.
+struct GroupLayout {
+  CollectivePlan plan;  // participants filled in, no phases yet
+  int group_size = 0;   // 0 when the groups are empty
+  // Each group as a ring of NPUs, in group order.
+  std::vector<std::vector<int>> rings;
+  // When every group spans several nodes with the same count (> 1) on each:
+  // per group, its members on each node (in group order), and per group
+  // and local index, that index's members across nodes.
+  bool two_level = false;
+  int per_node = 0;
+  std::vector<std::vector<int>> intra, inter;
+};
+
+GroupLayout group_layout(const Task& task, const Placement& placement) {
   const std::string subject = fmt::format("task {} groups", task.id);
   const int ranks = static_cast<int>(placement.npu_of_rank.size());
-  CollectivePlan plan;
+  GroupLayout out;
   std::set<int> participants;
   std::size_t size = 0;
   for (const auto& group : task.groups) {
     if (size == 0) size = group.size();
     if (group.size() != size)
-      throw InternalError(fmt::format("{}: all-reduce groups must have equal sizes, got {} and {}", subject, size,
+      throw InternalError(fmt::format("{}: groups must have equal sizes, got {} and {}", subject, size,
                                       group.size()));
     for (int r : group) {
       if (r < 0 || r >= ranks) throw InternalError(fmt::format("{}: rank {} outside [0, {})", subject, r, ranks));
@@ -180,44 +196,101 @@ CollectivePlan plan_all_reduce(const Task& task, const Placement& placement, All
         throw InternalError(fmt::format("{}: rank {} appears twice", subject, r));
     }
   }
-  plan.participants.assign(participants.begin(), participants.end());
-  const int g = static_cast<int>(size);
-  if (g < 2 || !(task.bytes > 0)) return plan;
-
-  // Members of each group by node, in group order: hierarchical needs the
-  // same count on every node of a group.
-  bool hierarchical = algorithm == AllReduceAlgorithm::kHierarchical;
+  out.plan.participants.assign(participants.begin(), participants.end());
+  out.group_size = static_cast<int>(size);
+  if (size == 0) return out;
   std::vector<std::map<int, std::vector<int>>> by_node(task.groups.size());
+  bool two_level = true;
   for (std::size_t k = 0; k < task.groups.size(); ++k) {
-    for (int r : task.groups[k]) by_node[k][placement.node_of_rank(r)].push_back(placement.npu_of_rank[r]);
-    std::size_t per_node = by_node[k].begin()->second.size();
-    for (const auto& [node, members] : by_node[k]) hierarchical &= members.size() == per_node;
-    hierarchical &= by_node[k].size() > 1 && per_node > 1;
-  }
-  if (!hierarchical) {
-    std::vector<std::vector<int>> rings;
-    for (const auto& group : task.groups) {
-      rings.emplace_back();
-      for (int r : group) rings.back().push_back(placement.npu_of_rank[r]);
+    out.rings.emplace_back();
+    for (int r : task.groups[k]) {
+      out.rings.back().push_back(placement.npu_of_rank[r]);
+      by_node[k][placement.node_of_rank(r)].push_back(placement.npu_of_rank[r]);
     }
-    push_nonempty(plan, ring_phase("ring", rings, task.bytes / g, 2 * (g - 1), exact_steps));
-    return plan;
+    const std::size_t per_node = by_node[k].begin()->second.size();
+    for (const auto& [node, members] : by_node[k]) two_level &= members.size() == per_node;
+    two_level &= by_node[k].size() > 1 && per_node > 1;
   }
-  const int per_node = static_cast<int>(by_node[0].begin()->second.size());
-  const int nodes = g / per_node;
-  std::vector<std::vector<int>> intra, inter;
+  if (!two_level) return out;
+  out.two_level = true;
+  out.per_node = static_cast<int>(by_node[0].begin()->second.size());
   for (const auto& groups : by_node) {
-    for (const auto& [node, members] : groups) intra.push_back(members);
-    for (int i = 0; i < per_node; ++i) {
-      inter.emplace_back();
-      for (const auto& [node, members] : groups) inter.back().push_back(members[i]);
+    for (const auto& [node, members] : groups) out.intra.push_back(members);
+    for (int i = 0; i < out.per_node; ++i) {
+      out.inter.emplace_back();
+      for (const auto& [node, members] : groups) out.inter.back().push_back(members[i]);
     }
   }
-  const double chunk = task.bytes / per_node;
-  push_nonempty(plan, ring_phase("reduce-scatter in node", intra, chunk, per_node - 1, exact_steps));
-  push_nonempty(plan, ring_phase("all-reduce across nodes", inter, chunk / nodes, 2 * (nodes - 1), exact_steps));
-  push_nonempty(plan, ring_phase("all-gather in node", intra, chunk, per_node - 1, exact_steps));
-  return plan;
+  return out;
+}
+
+}  // namespace
+
+CollectivePlan plan_all_reduce(const Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
+                               bool exact_steps) {
+  GroupLayout l = group_layout(task, placement);
+  const int g = l.group_size;
+  if (g < 2 || !(task.bytes > 0)) return std::move(l.plan);
+  if (algorithm != AllReduceAlgorithm::kHierarchical || !l.two_level) {
+    push_nonempty(l.plan, ring_phase("ring", l.rings, task.bytes / g, 2 * (g - 1), exact_steps));
+    return std::move(l.plan);
+  }
+  const int nodes = g / l.per_node;
+  const double chunk = task.bytes / l.per_node;
+  push_nonempty(l.plan, ring_phase("reduce-scatter in node", l.intra, chunk, l.per_node - 1, exact_steps));
+  push_nonempty(l.plan, ring_phase("all-reduce across nodes", l.inter, chunk / nodes, 2 * (nodes - 1), exact_steps));
+  push_nonempty(l.plan, ring_phase("all-gather in node", l.intra, chunk, l.per_node - 1, exact_steps));
+  return std::move(l.plan);
+}
+
+namespace {
+
+// Reduce-scatter (`gather` false) or all-gather: one pass of the ring each
+// way the all-reduce makes two. Hierarchical reduce-scatter works in the
+// node first (each rank then holds S / per_node summed over its node, which
+// the ranks of its local index reduce-scatter across nodes); all-gather is
+// its mirror, across nodes first (S / g per step) so that the node's ring
+// then moves whole S / per_node chunks.
+CollectivePlan plan_one_pass(const Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
+                             bool exact_steps, bool gather) {
+  const std::string op = gather ? "all-gather" : "reduce-scatter";
+  GroupLayout l = group_layout(task, placement);
+  const int g = l.group_size;
+  if (g < 2 || !(task.bytes > 0)) return std::move(l.plan);
+  if (algorithm != AllReduceAlgorithm::kHierarchical || !l.two_level) {
+    push_nonempty(l.plan, ring_phase("ring " + op, l.rings, task.bytes / g, g - 1, exact_steps));
+    return std::move(l.plan);
+  }
+  const int nodes = g / l.per_node;
+  const double chunk = task.bytes / l.per_node;
+  CollectivePhase in_node = ring_phase(op + " in node", l.intra, chunk, l.per_node - 1, exact_steps);
+  CollectivePhase across = ring_phase(op + " across nodes", l.inter, chunk / nodes, nodes - 1, exact_steps);
+  push_nonempty(l.plan, gather ? std::move(across) : std::move(in_node));
+  push_nonempty(l.plan, gather ? std::move(in_node) : std::move(across));
+  return std::move(l.plan);
+}
+
+}  // namespace
+
+CollectivePlan plan_reduce_scatter(const Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
+                                   bool exact_steps) {
+  return plan_one_pass(task, placement, algorithm, exact_steps, false);
+}
+
+CollectivePlan plan_all_gather(const Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
+                               bool exact_steps) {
+  return plan_one_pass(task, placement, algorithm, exact_steps, true);
+}
+
+CollectivePlan plan_group_collective(const Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
+                                     bool exact_steps) {
+  switch (task.group_op) {
+    case workloads::GroupCollective::kAllReduce: return plan_all_reduce(task, placement, algorithm, exact_steps);
+    case workloads::GroupCollective::kReduceScatter:
+      return plan_reduce_scatter(task, placement, algorithm, exact_steps);
+    case workloads::GroupCollective::kAllGather: return plan_all_gather(task, placement, algorithm, exact_steps);
+  }
+  throw InternalError(fmt::format("task {}: unknown group collective", task.id));
 }
 
 double route_latency_s(const PlatformFacts& platform, int src, int dst) {

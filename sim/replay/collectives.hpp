@@ -25,8 +25,9 @@ enum class Fidelity {
   kAggregated,  // one parallel task per round of a phase: all its flows progress at one rate
 };
 
+// How group collectives (all-reduce, reduce-scatter, all-gather) run.
 enum class AllReduceAlgorithm {
-  kRing,          // 2(g-1) steps of bytes/g to the next rank of the group
+  kRing,          // all-reduce: 2(g-1) steps of bytes/g to the next rank of the group (the others: g-1)
   kHierarchical,  // ring reduce-scatter in the node, ring all-reduce across nodes, ring all-gather in the node
 };
 
@@ -86,6 +87,25 @@ CollectivePlan plan_alltoallv(const workloads::Task& task, const workloads::Traf
 // ranks (InternalError otherwise: our builder makes them so).
 CollectivePlan plan_all_reduce(const workloads::Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
                                bool exact_steps);
+
+// A reduce-scatter: each group's ranks hold task.bytes (S, the whole array
+// as nccl-tests counts it) and each ends with its S/g, summed over the
+// group. Ring: g-1 steps of S/g. Hierarchical (groups spanning several
+// nodes with the same count on each, else a ring): a ring in the node
+// (per_node-1 steps of S/per_node), then rings across nodes between ranks
+// of one local index (nodes-1 steps of S/g). Checks as plan_all_reduce.
+CollectivePlan plan_reduce_scatter(const workloads::Task& task, const Placement& placement,
+                                   AllReduceAlgorithm algorithm, bool exact_steps);
+
+// An all-gather: each rank holds S/g and ends with all S (nccl-tests' S).
+// Ring: g-1 steps of S/g. Hierarchical: rings across nodes first (nodes-1
+// steps of S/g), then in the node (per_node-1 steps of S/per_node).
+CollectivePlan plan_all_gather(const workloads::Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
+                               bool exact_steps);
+
+// The plan of a kGradAllReduce task: by task.group_op, one of the three above.
+CollectivePlan plan_group_collective(const workloads::Task& task, const Placement& placement,
+                                     AllReduceAlgorithm algorithm, bool exact_steps);
 
 // Latency of the route src -> dst: the sum of its links' latencies (as SimGrid sums them).
 double route_latency_s(const PlatformFacts& platform, int src, int dst);

@@ -411,7 +411,7 @@ class Driver {
     run.start_s = now;
     const Task& task = graph_.tasks[t];
     if (task.kind == TaskKind::kGradAllReduce)
-      run.plan = plan_all_reduce(task, placement_, options_.all_reduce, *options_.exact_ring_steps);
+      run.plan = plan_group_collective(task, placement_, options_.all_reduce, *options_.exact_ring_steps);
     else
       run.plan = plan_alltoallv(task, graph_.traffic[task.traffic], placement_, alltoallv_options(options_));
     run.steps = plan_steps(run.plan, platform_);

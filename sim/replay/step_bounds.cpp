@@ -47,7 +47,7 @@ StepBounds step_bounds(const PlatformFacts& platform, const Placement& placement
       continue;
     }
     CollectivePlan plan = t.kind == TaskKind::kGradAllReduce
-                              ? plan_all_reduce(t, placement, options.all_reduce, *options.exact_ring_steps)
+                              ? plan_group_collective(t, placement, options.all_reduce, *options.exact_ring_steps)
                               : plan_alltoallv(t, graph.traffic[t.traffic], placement, alltoallv_options(options));
     const double s = plan_bound_s(plan, platform);
     b.task_s[t.id] = s;

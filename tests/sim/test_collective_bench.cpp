@@ -1,5 +1,6 @@
 // `epsim collective`'s model: one collective replayed alone on one switch
 // lands on the closed form. Each case opens its own engine (one per process).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -10,6 +11,7 @@
 
 #include "sim/platform/platform_loader.hpp"
 #include "sim/replay/collective_bench.hpp"
+#include "workloads/workload_loader.hpp"
 
 namespace {
 
@@ -54,7 +56,10 @@ ReplayOptions aggregated() {
 
 TEST_CASE("bus factors are nccl-tests'") {
   CHECK(bus_factor(CollectiveOp::kAllToAll, 8) == 7.0 / 8);
+  CHECK(bus_factor(CollectiveOp::kAllToAllv, 8) == 7.0 / 8);
   CHECK(bus_factor(CollectiveOp::kAllReduce, 8) == 2 * 7.0 / 8);
+  CHECK(bus_factor(CollectiveOp::kReduceScatter, 8) == 7.0 / 8);
+  CHECK(bus_factor(CollectiveOp::kAllGather, 8) == 7.0 / 8);
 }
 
 TEST_CASE("uniform all-to-all on one switch at 8 NPUs lands on latency + (N-1)/N x S / bandwidth") {
@@ -76,11 +81,73 @@ TEST_CASE("uniform all-to-all on one switch at 256 NPUs") {
 }
 
 TEST_CASE("uniform all-to-all on one switch at 1024 NPUs") {
-  // One size: each replay of its 1024 x 1023 flows costs ~16 s wall on a loaded 2-core machine.
+  // One size: ~3 s of CPU, most of it building the million-route platform.
   check_closed_form(1024, CollectiveOp::kAllToAll, 1023.0 / 1024, aggregated(), {1e9});
 }
 
 TEST_CASE("ring all-reduce on one switch at 8 NPUs lands on latency + 2(N-1)/N x S / bandwidth") {
   // Aggregated, the ring's 2(N-1) steps run as one round paying latency once.
   check_closed_form(8, CollectiveOp::kAllReduce, 2 * 7.0 / 8, aggregated());
+}
+
+TEST_CASE("ring reduce-scatter and all-gather on one switch land on latency + (N-1)/N x S / bandwidth") {
+  // Aggregated: the ring's N-1 steps as one round, paying latency once.
+  check_closed_form(8, CollectiveOp::kReduceScatter, 7.0 / 8, aggregated());
+  OpenPlatform p = single_switch(64);
+  for (CollectiveOp op : {CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
+    const CollectiveTiming t = time_collective(*p.engine, p.loaded, op, 64, 64, 1e9, aggregated());
+    const double expected = kLatency_s + 63.0 / 64 * 1e9 / kPort_Bps;
+    CAPTURE(to_string(op), t.time_s, expected);
+    CHECK(std::abs(t.time_s - expected) <= 1e-6 * expected);
+    CHECK(t.moved_bytes == Approx(64 * 63.0 / 64 * 1e9).epsilon(1e-12));
+    CHECK(t.busbw_Bps == Approx(1e9 / t.time_s * 63.0 / 64).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("ring all-gather per flow pays latency at each of its N-1 steps") {
+  ReplayOptions o = aggregated();
+  o.fidelity = Fidelity::kPerFlow;
+  OpenPlatform p = single_switch(8);
+  const CollectiveTiming t = time_collective(*p.engine, p.loaded, CollectiveOp::kAllGather, 8, 8, 1e9, o);
+  const double expected = 7 * (kLatency_s + 1e9 / 8 / kPort_Bps);
+  CHECK(std::abs(t.time_s - expected) <= 1e-6 * expected);
+  CHECK(std::abs(t.bound_s - expected) <= 1e-6 * expected);
+}
+
+TEST_CASE("alltoallv of a sampled uniform routing: its bytes are the sampler's, its time its bound") {
+  const int npus = 64;
+  const std::int64_t tokens = 512;
+  const epsim::workloads::WorkloadSpec w = epsim::workloads::load_workload(
+      "deepseek-v3", {"parallel.ep=64", "parallel.ranks_per_node=64", "parallel.micro_batches=1",
+                      "parallel.tokens_per_micro_batch=512", "parallel.sequence_length=512"});
+  const SampledAlltoallv v = sample_alltoallv(w);
+  CHECK(v.bytes_per_token == 7168 + 7168 / 128 * 4);  // FP8 with one FP32 scale per 128 channels
+  CHECK(v.tokens_per_rank == tokens);
+  // Tokens x distinct destination ranks, as the sampler counts them, and
+  // its expectation R(1 - C(E-m, k)/C(E, k)) for 8 of 256 experts on 64 ranks.
+  std::int64_t sent = 0, kept = 0;
+  for (int s = 0; s < npus; ++s)
+    for (int d = 0; d < npus; ++d) (s == d ? kept : sent) += v.traffic.at(s, d);
+  const double per_token = static_cast<double>(sent + kept) / (npus * tokens);
+  CHECK(per_token == Approx(epsim::workloads::distinct_ranks_exact(npus, 256, 8)).epsilon(0.01));
+
+  OpenPlatform p = single_switch(npus);
+  const CollectiveTiming t = time_collective_graph(*p.engine, p.loaded, CollectiveOp::kAllToAllv,
+                                                   alltoallv_graph(v.traffic, v.bytes_per_token), aggregated());
+  CHECK(t.moved_bytes == static_cast<double>(sent) * v.bytes_per_token);
+  CHECK(t.bytes == static_cast<double>(sent + kept) * v.bytes_per_token / npus);
+  // One parallel task on one switch: no flow waits for another, so the
+  // time is the bound: latency + the busiest port's bytes / bandwidth.
+  std::int64_t busiest = 0;
+  for (int r = 0; r < npus; ++r) {
+    std::int64_t out = 0, in = 0;
+    for (int o = 0; o < npus; ++o)
+      if (o != r) out += v.traffic.at(r, o), in += v.traffic.at(o, r);
+    busiest = std::max({busiest, out, in});
+  }
+  const double expected = kLatency_s + static_cast<double>(busiest) * v.bytes_per_token / kPort_Bps;
+  CAPTURE(t.time_s, t.bound_s, expected);
+  CHECK(std::abs(t.bound_s - expected) <= 1e-9 * expected);
+  CHECK(std::abs(t.time_s - t.bound_s) <= 1e-6 * t.bound_s);
+  CHECK(t.busbw_Bps == Approx(t.bytes / t.time_s * 63.0 / 64).epsilon(1e-12));
 }

@@ -119,6 +119,45 @@ TEST_CASE("all-reduce plans: ring of 2(g-1) steps of B/g; hierarchical in three 
   CHECK_THROWS_WITH(plan_all_reduce(ar, place, AllReduceAlgorithm::kRing, true), Catch::Contains("equal sizes"));
 }
 
+TEST_CASE("reduce-scatter and all-gather plans: ring of g-1 steps of S/g; hierarchical in two phases, mirrored") {
+  PlatformFacts p = grid(2, 4);
+  Placement place = place_ranks(8, 4, p);
+  workloads::Task t;
+  t.kind = workloads::TaskKind::kGradAllReduce;
+  t.groups = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  t.bytes = 8e6;
+  for (auto op : {workloads::GroupCollective::kReduceScatter, workloads::GroupCollective::kAllGather}) {
+    t.group_op = op;
+    CAPTURE(workloads::to_string(op));
+    CollectivePlan ring = plan_group_collective(t, place, AllReduceAlgorithm::kRing, true);
+    REQUIRE(ring.phases.size() == 1);
+    CHECK(ring.phases[0].steps == 7);
+    CHECK(ring.phases[0].transfers.size() == 8);
+    CHECK(ring.phases[0].transfers[0].bytes == 1e6);
+    // 7 steps of 1 us + 1 MB / 10 GB/s, or one round paying latency once.
+    CHECK(plan_bound_s(ring, p) == Approx(7 * (1e-6 + 1e6 / 1e10)));
+    CHECK(plan_bound_s(plan_group_collective(t, place, AllReduceAlgorithm::kRing, false), p) ==
+          Approx(1e-6 + 7 * 1e6 / 1e10));
+    CollectivePlan hier = plan_group_collective(t, place, AllReduceAlgorithm::kHierarchical, true);
+    REQUIRE(hier.phases.size() == 2);
+    // In the node: 3 steps of S/4 = 2 MB (4 per node); across nodes: 1 step of S/8 = 1 MB.
+    const std::size_t in_node = op == workloads::GroupCollective::kReduceScatter ? 0 : 1;
+    CHECK(hier.phases[in_node].steps == 3);
+    CHECK(hier.phases[in_node].transfers.size() == 8);
+    CHECK(hier.phases[in_node].transfers[0].bytes == 2e6);
+    CHECK(hier.phases[1 - in_node].steps == 1);
+    CHECK(hier.phases[1 - in_node].transfers.size() == 8);  // 4 rings of 2 nodes, both directions
+    CHECK(hier.phases[1 - in_node].transfers[0].bytes == 1e6);
+    // Each rank sends (g-1)/g x S in all, as nccl-tests' bus factor assumes: 8 ranks x 7 MB.
+    double sent = 0;
+    for (const CollectivePhase& phase : hier.phases)
+      for (const Transfer& tr : phase.transfers) sent += tr.bytes * phase.steps;
+    CHECK(sent == Approx(8 * 7e6));
+  }
+  t.group_op = workloads::GroupCollective::kAllReduce;
+  CHECK(plan_group_collective(t, place, AllReduceAlgorithm::kRing, true).phases[0].steps == 14);
+}
+
 TEST_CASE("per-flow fidelity is refused beyond 16 ranks, with why, and fewer than one chunk too") {
   Placement place;
   place.ranks_per_node = 8;
