@@ -38,7 +38,7 @@ void add_run_options(CLI::App& cmd, RunRequest& request);
 void add_ep_seed_options(CLI::App& cmd, std::optional<int>& ep, std::optional<long long>& seed);
 
 // --set assignments as run splits them: keys starting with model.,
-// parallel., precision. or routing. (or prefixed workload.) to the
+// parallel., precision., routing. or memory. (or prefixed workload.) to the
 // workload, the others (or prefixed platform.) to the platform.
 struct SplitOverrides {
   std::vector<std::string> workload;
