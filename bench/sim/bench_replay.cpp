@@ -6,6 +6,8 @@
 //     [--fidelity per-flow|aggregated] [--chunks N]
 //   bench_replay --ep 256 --skewed-dispatch
 //   --zoned: the zoned XML export (epsim platform xml) instead of the flattened build the replay uses
+//   --set key=value: a workload override (model.layers=13, parallel.micro_batches=4, ...)
+//   --link-spans: record link spans (what `epsim run --trace` does; off by default, as in `epsim run`)
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -68,13 +70,17 @@ int main(int argc, char** argv) {
   int ep = 64;
   bool skewed_dispatch = false;
   bool zoned = false;  // the zoned XML export instead of the flattened build
+  std::vector<std::string> workload_sets;
   sim::ReplayOptions options;
+  options.record_link_spans = false;  // as `epsim run` without --trace
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const std::string v = i + 1 < argc ? argv[i + 1] : "";
     if (a == "--ep") ep = std::stoi(v), ++i;
     else if (a == "--skewed-dispatch") skewed_dispatch = true;
     else if (a == "--zoned") zoned = true;
+    else if (a == "--link-spans") options.record_link_spans = true;
+    else if (a == "--set") workload_sets.push_back(v), ++i;
     else if (a == "--schedule") options.schedule = v == "serial" ? sim::Schedule::kSerial : sim::Schedule::kOverlap, ++i;
     else if (a == "--algorithm")
       options.algorithm = v == "direct" ? sim::AlltoallAlgorithm::kDirect : sim::AlltoallAlgorithm::kHierarchical, ++i;
@@ -93,7 +99,9 @@ int main(int argc, char** argv) {
         topology::load_cluster_spec("a2", {"node.count=" + std::to_string(nodes)});
     std::vector<std::string> overrides = {"parallel.ep=" + std::to_string(ep)};
     if (skewed_dispatch) overrides.insert(overrides.end(), {"routing.kind=zipf", "routing.zipf_s=1.0"});
+    overrides.insert(overrides.end(), workload_sets.begin(), workload_sets.end());
     const workloads::WorkloadSpec w = workloads::load_workload("deepseek-v3", overrides);
+    options.compute_fallback = w.precision.gemm_fallback;  // as `epsim run` does
     auto t0 = std::chrono::steady_clock::now();
     workloads::TaskGraph graph = workloads::build_task_graph(w);
     if (skewed_dispatch) graph = first_dispatch(graph);
@@ -110,10 +118,10 @@ int main(int argc, char** argv) {
     if (zoned) std::remove(xml.c_str());
     auto t2 = std::chrono::steady_clock::now();
     const double replay_cpu_s = cpu_s() - cpu0_s;
-    std::printf("%s\n", fmt::format(R"({{"ep":{},"what":"{}","schedule":"{}","algorithm":"{}","fidelity":"{}","chunks":{},"tasks":{},)"
+    std::printf("%s\n", fmt::format(R"({{"ep":{},"layers":{},"micro_batches":{},"what":"{}","schedule":"{}","algorithm":"{}","fidelity":"{}","chunks":{},"tasks":{},)"
                                     R"("graph_wall_s":{:.3f},"replay_wall_s":{:.3f},"replay_cpu_s":{:.3f},"activities":{},"peak_rss_MB":{:.0f},)"
                                     R"("step_s":{:.6f},"bound_s":{:.6f}}})",
-                                    ep, skewed_dispatch ? "skewed dispatch" : "step", sim::to_string(s.options.schedule),
+                                    ep, w.model.layers, w.parallel.micro_batches, skewed_dispatch ? "skewed dispatch" : "step", sim::to_string(s.options.schedule),
                                     sim::to_string(*s.options.algorithm), sim::to_string(*s.options.fidelity),
                                     s.options.pipeline_chunks, graph.tasks.size(),
                                     std::chrono::duration<double>(t1 - t0).count(),

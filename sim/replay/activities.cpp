@@ -26,10 +26,95 @@ s4u::ExecPtr fused_roofline_exec(const std::vector<s4u::Host*>& hosts, const std
   return s4u::Exec::init()->set_hosts(hosts)->set_flops_amounts(flops)->set_bytes_amounts(bytes);
 }
 
+std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const PlatformFacts& platform,
+                                       const std::vector<bool>& contended) {
+  const std::vector<Transfer>& transfers = phase.transfers;
+  const std::size_t count = transfers.size();
+  // Interior links of transfer k, interior[at[k]] .. interior[at[k + 1]]:
+  // its route runs HBM, interior links, HBM (the platform contract). Copied:
+  // the route table's pointers are valid only until the next route is fetched.
+  std::vector<int> interior;
+  std::vector<std::size_t> at = {0};
+  std::vector<char> leaves(count, 0);
+  for (std::size_t k = 0; k < count; ++k) {
+    const Transfer& t = transfers[k];
+    auto [first, last] = platform.routes.links(t.src_npu, t.dst_npu);
+    if (last - first >= 3 && *first == platform.npus[t.src_npu].hbm_link &&
+        *(last - 1) == platform.npus[t.dst_npu].hbm_link) {
+      leaves[k] = 1;
+      for (const int* l = first + 1; l != last - 1; ++l) {
+        interior.push_back(*l);
+        leaves[k] = leaves[k] && !contended[*l] && platform.links[*l].shared;
+      }
+    }
+    at.push_back(interior.size());
+  }
+  auto links_of = [&](std::size_t k) { return std::make_pair(interior.begin() + at[k], interior.begin() + at[k + 1]); };
+  // A link a staying transfer crosses keeps every transfer crossing it
+  // (leaving would change that link's bytes): repeat until none changes.
+  std::vector<char> pinned(platform.links.size(), 0);
+  for (std::size_t k = 0; k < count; ++k)
+    if (!leaves[k])
+      for (auto [l, end] = links_of(k); l != end; ++l) pinned[*l] = 1;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t k = 0; k < count; ++k) {
+      if (!leaves[k]) continue;
+      auto [first, last] = links_of(k);
+      if (std::none_of(first, last, [&](int l) { return pinned[l] != 0; })) continue;
+      leaves[k] = 0;
+      changed = true;
+      for (auto l = first; l != last; ++l) pinned[*l] = 1;
+    }
+  }
+  // Bytes on each link the leaving transfers alone cross, and on each HBM.
+  std::vector<double> link_bytes(platform.links.size(), 0.0);
+  std::vector<double> hbm_bytes(platform.npus.size(), 0.0);  // by NPU
+  if (std::find(leaves.begin(), leaves.end(), 1) == leaves.end()) return transfers;
+  for (std::size_t k = 0; k < count; ++k) {
+    if (!leaves[k]) continue;
+    for (auto [l, end] = links_of(k); l != end; ++l) link_bytes[*l] += transfers[k].bytes;
+    hbm_bytes[transfers[k].src_npu] += transfers[k].bytes;
+    hbm_bytes[transfers[k].dst_npu] += transfers[k].bytes;
+  }
+  std::size_t tightest = 0;
+  for (std::size_t l = 1; l < link_bytes.size(); ++l)
+    if (link_bytes[l] / platform.links[l].bandwidth_Bps > link_bytes[tightest] / platform.links[tightest].bandwidth_Bps)
+      tightest = l;
+  // The stand-in: a leaving transfer over the tightest link whose other
+  // links are no narrower (so it binds nowhere else first) and whose HBMs'
+  // loopbacks hold the bytes it takes back.
+  const double bytes = link_bytes[tightest];
+  const double capacity_Bps = platform.links[tightest].bandwidth_Bps;
+  std::size_t stand_in = count;
+  for (std::size_t k = 0; k < count && stand_in == count; ++k) {
+    auto [first, last] = links_of(k);
+    if (!leaves[k] || std::find(first, last, static_cast<int>(tightest)) == last) continue;
+    const bool fits = hbm_bytes[transfers[k].src_npu] >= bytes && hbm_bytes[transfers[k].dst_npu] >= bytes &&
+                      std::all_of(first, last, [&](int l) { return platform.links[l].bandwidth_Bps >= capacity_Bps; });
+    if (fits) stand_in = k;
+  }
+  if (stand_in == count) return transfers;
+  std::vector<Transfer> out;
+  for (std::size_t k = 0; k < count; ++k)
+    if (!leaves[k]) out.push_back(transfers[k]);
+  const Transfer& s = transfers[stand_in];
+  out.push_back({s.src_npu, s.dst_npu, bytes});
+  hbm_bytes[s.src_npu] -= bytes;
+  hbm_bytes[s.dst_npu] -= bytes;
+  for (std::size_t npu = 0; npu < hbm_bytes.size(); ++npu)
+    if (hbm_bytes[npu] > 0) out.push_back({static_cast<int>(npu), static_cast<int>(npu), hbm_bytes[npu]});
+  return out;
+}
+
 std::vector<PendingExec> round_execs(const CollectivePhase& phase, const PlatformFacts& platform,
-                                     const std::vector<s4u::Host*>& hosts, double share, bool latency) {
+                                     const std::vector<s4u::Host*>& hosts, double share, bool latency,
+                                     const std::vector<Transfer>* carried) {
   const double scale = share * (phase.per_step ? 1.0 : static_cast<double>(phase.steps));
-  const double transfer_s = round_cost(phase, platform, share).transfer_s;
+  bool holds = false;  // does any NPU's communication kernel hold compute?
+  for (const Transfer& t : phase.transfers)
+    holds = holds || platform.npus[t.src_npu].comm_compute_share > 0 || platform.npus[t.dst_npu].comm_compute_share > 0;
+  const double transfer_s = holds ? round_cost(phase, platform, share).transfer_s : 0.0;
   // Compute a communication kernel holds on NPU n over the round.
   auto held_flops = [&](int n) {
     return platform.npus[n].comm_compute_share * platform.npus[n].flops_bf16_per_s * transfer_s;
@@ -54,15 +139,18 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
     }
     return out;
   }
-  std::vector<int> npus;
+  std::vector<int> slot_of(platform.npus.size(), -1);  // NPU -> its host's index in the parallel task
   double latency_s = 0;
   for (const Transfer& t : phase.transfers) {
-    npus.push_back(t.src_npu);
-    npus.push_back(t.dst_npu);
+    slot_of[t.src_npu] = slot_of[t.dst_npu] = 0;
     if (latency) latency_s = std::max(latency_s, route_latency_s(platform, t.src_npu, t.dst_npu));
   }
-  std::sort(npus.begin(), npus.end());
-  npus.erase(std::unique(npus.begin(), npus.end()), npus.end());
+  std::vector<int> npus;  // ascending
+  for (std::size_t npu = 0; npu < slot_of.size(); ++npu)
+    if (slot_of[npu] == 0) {
+      slot_of[npu] = static_cast<int>(npus.size());
+      npus.push_back(static_cast<int>(npu));
+    }
   const std::size_t n = npus.size();
   std::vector<s4u::Host*> ptask_hosts;
   std::vector<double> flops;
@@ -71,9 +159,11 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
     flops.push_back(held_flops(npu));
   }
   std::vector<double> bytes(n * n, 0.0);
-  auto slot = [&](int npu) { return static_cast<std::size_t>(std::lower_bound(npus.begin(), npus.end(), npu) - npus.begin()); };
-  // The same bytes on every link with fewer entries: SimGrid's cost (ptask_entries.hpp).
-  for (const Transfer& t : ptask_entries(phase.transfers, platform))
+  auto slot = [&](int npu) { return static_cast<std::size_t>(slot_of[npu]); };
+  // The same sharing with fewer entries: the solver transfers (a stand-in
+  // and HBM loopbacks, already about one entry per NPU) or the phase's
+  // transfers re-paired with the same bytes on every link (ptask_entries.hpp).
+  for (const Transfer& t : carried ? *carried : ptask_entries(phase.transfers, platform))
     bytes[slot(t.src_npu) * n + slot(t.dst_npu)] += t.bytes * scale;
   out.push_back(
       {s4u::Exec::init()->set_hosts(ptask_hosts)->set_flops_amounts(flops)->set_bytes_amounts(bytes), latency_s});

@@ -43,9 +43,27 @@ struct PendingExec {
 // without `latency`, none. Each also holds `comm_compute_share` of its
 // NPUs' compute for the round's nominal transfer time, which slows kernels
 // running beside it (the SMs/AI cores a communication kernel uses).
+// With `carried` (solver_transfers() of the phase), the parallel task
+// carries those bytes instead of the phase's transfers: the same sharing,
+// far fewer SimGrid constraints. Latency and held compute still follow
+// phase.transfers.
 std::vector<PendingExec> round_execs(const CollectivePhase& phase, const PlatformFacts& platform,
                                      const std::vector<simgrid::s4u::Host*>& hosts, double share = 1.0,
-                                     bool latency = true);
+                                     bool latency = true, const std::vector<Transfer>* carried = nullptr);
+
+// What one parallel task for a round of `phase` must carry for SimGrid to
+// share exactly as it would with all of phase.transfers. A link between
+// two HBMs that `contended` leaves free and whose every transfer can leave
+// is a constraint of that task alone; of all such links only the tightest
+// (largest bytes / bandwidth) can ever limit its rate (the fair-bottleneck
+// solver gives a constraint with one variable its whole remainder). So
+// those transfers leave, their bytes stay on their HBMs as loopback
+// transfers (src == dst), and one of them, crossing the tightest link,
+// stays with that link's bytes (taken back from its HBMs' loopbacks).
+// Returns the phase's transfers unchanged when no transfer can leave or
+// no leaving transfer can stand for the tightest link.
+std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const PlatformFacts& platform,
+                                       const std::vector<bool>& contended);
 
 // Bytes each link carries in one round of `phase` (times `share`), added to `link_bytes`.
 void add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform, std::vector<double>& link_bytes,

@@ -121,6 +121,8 @@ class Driver {
       }
       if (t.is_collective()) members_[t.id] = static_cast<int>(std::count(joins.begin(), joins.end(), true));
     }
+    for (const Task& t : graph_.tasks)
+      if (t.kind == TaskKind::kGradAllReduce) note_all_reduce(t);
   }
 
   void run() {
@@ -199,6 +201,9 @@ class Driver {
     std::vector<PlanStep> steps;
     std::vector<bool> started;
     std::vector<int> outstanding;
+    // Dispatch/combine, aggregated: per phase, what its parallel tasks
+    // carry (solver_transfers); empty otherwise.
+    std::vector<std::vector<Transfer>> carried;
     std::size_t done = 0;
     double first_ready_s = 0;
     double start_s = 0;
@@ -415,6 +420,11 @@ class Driver {
     else
       run.plan = plan_alltoallv(task, graph_.traffic[task.traffic], placement_, alltoallv_options(options_));
     run.steps = plan_steps(run.plan, platform_);
+    if (task.kind != TaskKind::kGradAllReduce && *options_.fidelity == Fidelity::kAggregated) {
+      const std::vector<std::vector<bool>> contended = contended_links(run.plan, t);
+      for (std::size_t p = 0; p < run.plan.phases.size(); ++p)
+        run.carried.push_back(solver_transfers(run.plan.phases[p], platform_, contended[p]));
+    }
     run.started.assign(run.steps.size(), false);
     run.outstanding.assign(run.steps.size(), 0);
     advance(t);
@@ -442,7 +452,8 @@ class Driver {
     std::vector<double> link_bytes(platform_.links.size(), 0.0);
     add_round_link_bytes(phase, platform_, link_bytes, step.share);
     for (std::size_t l = 0; l < link_bytes.size(); ++l) timeline_.link_bytes[l] += link_bytes[l];
-    std::vector<PendingExec> execs = round_execs(phase, platform_, hosts_, step.share, step.latency);
+    std::vector<PendingExec> execs = round_execs(phase, platform_, hosts_, step.share, step.latency,
+                                                 run.carried.empty() ? nullptr : &run.carried[step.phase]);
     run.started[i] = true;
     run.outstanding[i] = static_cast<int>(execs.size());
     for (std::size_t k = 0; k < execs.size(); ++k) {
@@ -461,6 +472,63 @@ class Driver {
       }
       launch(execs[k].exec, std::move(r), execs[k].latency_s);
     }
+  }
+
+  // Marks every link the transfers of `phase` cross.
+  void mark_links(const CollectivePhase& phase, std::vector<bool>& marks) const {
+    for (const Transfer& tr : phase.transfers) {
+      auto [first, last] = platform_.routes.links(tr.src_npu, tr.dst_npu);
+      for (const int* l = first; l != last; ++l) marks[*l] = true;
+    }
+  }
+
+  // Records the links all-reduce `t` loads and the tasks it can never run
+  // beside: those it depends on and those depending on it, transitively
+  // (each ends for all ranks at once, so a chain orders them in time).
+  void note_all_reduce(const Task& t) {
+    AllReduceLinks a;
+    a.links.assign(platform_.links.size(), false);
+    bool any = false;
+    for (const CollectivePhase& phase :
+         plan_all_reduce(t, placement_, options_.all_reduce, *options_.exact_ring_steps).phases) {
+      mark_links(phase, a.links);
+      any = any || !phase.transfers.empty();
+    }
+    if (!any) return;
+    a.ordered.assign(graph_.tasks.size(), false);
+    // Marks every task reachable from t along `next` (dependencies or dependents).
+    auto reach = [&](const std::function<const std::vector<TaskId>&(TaskId)>& next) {
+      std::vector<TaskId> todo = {t.id};
+      while (!todo.empty()) {
+        const TaskId u = todo.back();
+        todo.pop_back();
+        for (TaskId v : next(u))
+          if (!a.ordered[v]) a.ordered[v] = true, todo.push_back(v);
+      }
+    };
+    reach([this](TaskId u) -> const std::vector<TaskId>& { return graph_.tasks[u].deps; });
+    reach([this](TaskId u) -> const std::vector<TaskId>& { return dependents_[u]; });
+    all_reduces_.push_back(std::move(a));
+  }
+
+  // Per phase of dispatch/combine `t`'s plan, the links another activity
+  // may load while one of its rounds runs: those of the all-reduces that
+  // may run beside it (the DP stream runs beside the EP stream) and of the
+  // plan's other phases (the pipelined stages run side by side). Other
+  // dispatches and combines never overlap it: each holds every rank's EP
+  // stream. Kernels load only HBM and compute.
+  std::vector<std::vector<bool>> contended_links(const CollectivePlan& plan, TaskId t) const {
+    std::vector<bool> beside(platform_.links.size(), false);
+    for (const AllReduceLinks& a : all_reduces_)
+      if (!a.ordered[t])
+        for (std::size_t l = 0; l < beside.size(); ++l) beside[l] = beside[l] || a.links[l];
+    std::vector<std::vector<bool>> out;
+    for (std::size_t p = 0; p < plan.phases.size(); ++p) {
+      out.push_back(beside);
+      for (std::size_t q = 0; q < plan.phases.size(); ++q)
+        if (q != p) mark_links(plan.phases[q], out.back());
+    }
+    return out;
   }
 
   void step_done(TaskId t, std::size_t step) {
@@ -521,6 +589,11 @@ class Driver {
   std::map<TaskId, int> members_;              // collective -> participating ranks
   std::vector<std::vector<std::pair<int, double>>> entered_s_;  // collective -> (rank, time entered)
   std::map<TaskId, CollectiveRun> collectives_;
+  struct AllReduceLinks {
+    std::vector<bool> links;    // loaded by the all-reduce
+    std::vector<bool> ordered;  // per task: never runs beside it
+  };
+  std::vector<AllReduceLinks> all_reduces_;  // the all-reduces that move bytes
   std::vector<int> worklist_;
   std::vector<std::pair<TaskId, int>> starting_;  // compute parts to launch at this instant
   std::vector<bool> in_worklist_;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "sim/replay/activities.hpp"
 #include "sim/replay/collectives.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/platform/placement.hpp"
@@ -36,6 +37,16 @@ PlatformFacts grid(int nodes, int per_node) {
       p.routes.set(s, d, {s, static_cast<int>(p.links.size()) - 1, d}, 1e-6);
     }
   return p;
+}
+
+// Bytes per link of `transfers` over their routes (a loopback loads the HBM alone).
+std::vector<double> link_load(const std::vector<Transfer>& transfers, const PlatformFacts& p) {
+  std::vector<double> load(p.links.size(), 0.0);
+  for (const Transfer& t : transfers) {
+    auto [first, last] = p.routes.links(t.src_npu, t.dst_npu);
+    for (const int* l = first; l != last; ++l) load[*l] += t.bytes;
+  }
+  return load;
 }
 
 double total_bytes(const CollectivePhase& phase) {
@@ -196,4 +207,83 @@ TEST_CASE("a pipelined plan's bound is the flow shop of its chunks, latency once
   CHECK(plan_bound_s(plan, p) == Approx(l1 + t1 + l2 + 4 * t2));
   plan.pipeline_chunks = 1;
   CHECK(plan_bound_s(plan, p) == Approx(l1 + 4 * t1 + l2 + 4 * t2));
+}
+
+TEST_CASE("an aggregated round's parallel task carries one stand-in for the links only it loads") {
+  // 4 NPUs, a private 10 GB/s link per ordered pair (links 4..15 in
+  // (src, dst) order), transfer s -> d of (4 s + d + 1) MB: every pair link
+  // is loaded by this round alone, so only the tightest, 3 -> 2 (15 MB),
+  // can limit its rate.
+  PlatformFacts p = grid(1, 4);
+  CollectivePhase phase;
+  for (int s = 0; s < 4; ++s)
+    for (int d = 0; d < 4; ++d)
+      if (s != d) phase.transfers.push_back({s, d, (4 * s + d + 1) * 1e6});
+  const std::vector<double> hbm = link_load(phase.transfers, p);
+  std::vector<bool> contended(p.links.size(), false);
+  std::vector<Transfer> carried = solver_transfers(phase, p, contended);
+  REQUIRE(carried.size() == 5);  // the stand-in and 4 HBM loopbacks
+  CHECK(carried[0].src_npu == 3);
+  CHECK(carried[0].dst_npu == 2);
+  CHECK(carried[0].bytes == 15e6);
+  std::vector<double> load = link_load(carried, p);
+  for (int npu = 0; npu < 4; ++npu) CHECK(load[npu] == Approx(hbm[npu]).epsilon(1e-15));
+  CHECK(load[4 + 3 * 3 + 2] == 15e6);
+  for (int l = 4; l < 16; ++l)
+    if (l != 4 + 3 * 3 + 2) CHECK(load[l] == 0);
+
+  // A link another activity may load keeps its transfer (0 -> 1, link 4).
+  contended[4] = true;
+  carried = solver_transfers(phase, p, contended);
+  REQUIRE(carried.size() == 6);
+  CHECK(carried[0].src_npu == 0);
+  CHECK(carried[0].dst_npu == 1);
+  CHECK(carried[0].bytes == 2e6);
+  CHECK(carried[1].bytes == 15e6);
+  load = link_load(carried, p);
+  for (int npu = 0; npu < 4; ++npu) CHECK(load[npu] == Approx(hbm[npu]).epsilon(1e-15));
+}
+
+TEST_CASE("a transfer sharing a link with one that stays stays too, and a stand-in needs room on its HBMs") {
+  // NPUs 0 and 1 send to 2 over their own uplinks a, b (10 GB/s) and a
+  // shared link s (40 GB/s): routes 0 -> 2 = hbm0 a s hbm2, 1 -> 2 = hbm1 b s hbm2.
+  PlatformFacts p;
+  p.nodes = 1;
+  p.npus_per_node = 3;
+  for (int i = 0; i < 3; ++i) {
+    p.npus.push_back({fmt::format("node0.npu{}", i), 0, i, 1e14, 2e14, 1e14, 1e12, 0, 0, i});
+    p.links.push_back({p.npus.back().name + ".hbm", 1e12, 0, true});
+  }
+  p.links.push_back({"a", 1e10, 1e-6, true});
+  p.links.push_back({"b", 1e10, 1e-6, true});
+  p.links.push_back({"s", 4e10, 1e-6, true});
+  p.routes = RouteTable(3);
+  for (int i = 0; i < 3; ++i) p.routes.set(i, i, {i}, 0);
+  p.routes.set(0, 2, {0, 3, 5, 2}, 2e-6);
+  p.routes.set(1, 2, {1, 4, 5, 2}, 2e-6);
+  CollectivePhase phase;
+  phase.transfers = {{0, 2, 2e6}, {1, 2, 1e6}};
+  std::vector<bool> contended(p.links.size(), false);
+  // Both leave; a (2 MB at 10 GB/s) is the tightest: 0 -> 2 stands for it,
+  // 1's 1 MB and the rest of 2's 3 MB stay on their HBMs.
+  std::vector<Transfer> carried = solver_transfers(phase, p, contended);
+  REQUIRE(carried.size() == 3);
+  CHECK((carried[0].src_npu == 0 && carried[0].dst_npu == 2 && carried[0].bytes == 2e6));
+  CHECK((carried[1].src_npu == 1 && carried[1].dst_npu == 1 && carried[1].bytes == 1e6));
+  CHECK((carried[2].src_npu == 2 && carried[2].dst_npu == 2 && carried[2].bytes == 1e6));
+  // b may be loaded by another activity: 1 -> 2 stays, so s keeps its
+  // bytes and 0 -> 2 stays as well.
+  contended[4] = true;
+  carried = solver_transfers(phase, p, contended);
+  REQUIRE(carried.size() == 2);
+  CHECK(carried[0].bytes == 2e6);
+  CHECK(carried[1].bytes == 1e6);
+  // s as narrow as a and b: s (3 MB) is the tightest, and no transfer's
+  // HBMs hold 3 MB at both ends, so nothing leaves.
+  contended[4] = false;
+  p.links[5].bandwidth_Bps = 1e10;
+  carried = solver_transfers(phase, p, contended);
+  REQUIRE(carried.size() == 2);
+  CHECK(carried[0].src_npu == 0);
+  CHECK(carried[1].src_npu == 1);
 }

@@ -228,3 +228,36 @@ TEST_CASE("L07 + TCP-gamma 0: flows sharing a link split it evenly", "[simgrid][
   CHECK(near_end == Approx(0.010 + 2 * (kBytes - 9e6) / 1e9).epsilon(1e-6));
   CHECK(far_end == Approx(near_end + 9e6 / 1e9).epsilon(1e-6));
 }
+
+TEST_CASE("L07: of the links only one parallel task loads, the tightest alone binds it", "[simgrid][exact]") {
+  // What sim::solver_transfers relies on: an exchange over the private
+  // HCCS links 0 -> 1 (2 GB) and 1 -> 0 (1 GB) beside an HBM-bound kernel
+  // on npu0 times exactly as the exchange carrying 0 -> 1 alone with 1 -> 0's
+  // bytes on both HBMs as loopbacks (hbm0 and hbm1 still carry 3 GB and 2 GB).
+  auto e = engine_with({});
+  build_platform(tiny());
+  std::vector<double> exchange_s, kernel_s;
+  sg4::Actor::create("probe", host("node0.npu0"), [&] {
+    sg4::Host* a = host("node0.npu0");
+    sg4::Host* b = host("node0.npu1");
+    for (bool stand_in : {false, true}) {
+      const double start = sg4::Engine::get_clock();
+      auto kernel = sg4::Exec::init()->set_hosts({a, a})->set_flops_amounts({1e9, 0})->set_bytes_amounts({0, 4e9, 0, 0});
+      kernel->start();
+      const std::vector<double> bytes =
+          stand_in ? std::vector<double>{1e9, 2e9, 0, 1e9} : std::vector<double>{0, 2e9, 1e9, 0};
+      auto exchange = sg4::Exec::init()->set_hosts({a, b})->set_flops_amounts({0, 0})->set_bytes_amounts(bytes);
+      exchange->start();
+      kernel->wait();
+      kernel_s.push_back(sg4::Engine::get_clock() - start);
+      exchange->wait();
+      exchange_s.push_back(sg4::Engine::get_clock() - start);
+    }
+  });
+  e->run();
+  REQUIRE(exchange_s.size() == 2);
+  CHECK(exchange_s[0] == Approx(1e-6 + 2e9 / 50e9).epsilon(1e-9));
+  CHECK(kernel_s[0] > 4e9 / 1e12);  // it shares hbm0 with the exchange
+  CHECK(exchange_s[1] == Approx(exchange_s[0]).epsilon(1e-12));
+  CHECK(kernel_s[1] == Approx(kernel_s[0]).epsilon(1e-12));
+}
