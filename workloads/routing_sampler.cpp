@@ -26,10 +26,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include "workloads/alias_table.hpp"
 #include "workloads/expert_weights.hpp"
+#include "workloads/node_patterns.hpp"
 #include "workloads/rng.hpp"
 
 namespace epsim::workloads {
@@ -43,7 +45,7 @@ constexpr std::uint64_t kTokenStream = 0;
 // What the draws of one layer need, shared by all its (micro-batch, replica) jobs.
 struct LayerTables {
   std::vector<double> weights;       // per expert, sum 1
-  bool uniform = false;              // all weights equal: draws need no tables
+  bool uniform = false;              // all weights equal: node-limited draws go by pattern
   AliasTable experts;                // over all experts
   std::vector<double> node_weights;  // per node of a replica (binding node limit only)
   // Per node, an alias table over its experts (global ids), packed at
@@ -107,9 +109,7 @@ class TokenDrawer {
   // Fills chosen[0..k) with distinct experts of token number `token`;
   // they are stamped in expert_stamp().
   void draw(Rng& rng, std::int32_t token, int* chosen) {
-    if (t_.uniform && L_.limited) {
-      draw_limited_uniform(rng, token, chosen);
-    } else if (L_.limited) {
+    if (L_.limited) {
       draw_limited(rng, token, chosen);
     } else {
       draw_free(rng, token, chosen);
@@ -146,34 +146,6 @@ class TokenDrawer {
     if (n == token) return;
     n = token;
     nodes_[static_cast<std::size_t>(node_count++)] = L_.node_of[static_cast<std::size_t>(e)];
-  }
-
-  // Uniform weights under a node limit, the same method without tables:
-  // uniform experts (multiply-shift of 32 random bits, bias below
-  // experts / 2^32) until L nodes are met; then a uniform node among them
-  // (high part of random x L) and a uniform expert in it (the low 32 bits
-  // of that product, times per_node); repeats redrawn.
-  void draw_limited_uniform(Rng& rng, std::int32_t token, int* chosen) {
-    int count = 0, node_count = 0;
-    const auto experts = static_cast<std::uint64_t>(L_.experts);
-    while (count < L_.k && node_count < L_.node_limit) {
-      const std::uint64_t random = rng.next();
-      for (std::uint64_t bits : {random >> 32, random & std::uint64_t{0xffffffff}}) {
-        const auto e = static_cast<int>((bits * experts) >> 32);
-        if (count < L_.k && node_count < L_.node_limit && take(e, token)) keep(e, token, chosen, count, node_count);
-      }
-    }
-    const auto picked = static_cast<std::uint64_t>(node_count);
-    const auto per_node = static_cast<std::uint64_t>(L_.per_node);
-    while (count < L_.k) {
-      const std::uint64_t random = rng.next();
-      for (std::uint64_t bits : {random >> 32, random & std::uint64_t{0xffffffff}}) {
-        const std::uint64_t m = bits * picked;
-        const auto local = static_cast<int>(((m & 0xffffffffULL) * per_node) >> 32);
-        const int e = nodes_[static_cast<std::size_t>(m >> 32)] * L_.per_node + local;
-        if (count < L_.k && take(e, token)) chosen[count++] = e;
-      }
-    }
   }
 
   void draw_limited(Rng& rng, std::int32_t token, int* chosen) {
@@ -296,8 +268,9 @@ LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
 }
 
 // Draws every token of one (layer, micro-batch, replica) and counts them.
-void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, int moe_layer, int micro_batch,
-                int replica, LayerRouting& out) {
+// `patterns`: the draw for uniform weights under a node limit, or null.
+void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, const NodePatternSampler* patterns,
+                int moe_layer, int micro_batch, int replica, LayerRouting& out) {
   TrafficMatrix& m = out.traffic;
   const int total_nodes = m.nodes();
   const int rank0 = replica * L.ep;
@@ -305,6 +278,7 @@ void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, in
   std::vector<std::int32_t> expert_count(static_cast<std::size_t>(L.experts), 0);
   std::vector<std::int32_t> rank_stamp(static_cast<std::size_t>(L.ep));
   std::vector<std::int32_t> node_stamp(static_cast<std::size_t>(L.nodes));
+  NodePatternScratch pattern_scratch;
   TokenDrawer drawer(t, L);
   std::vector<int> chosen_buffer(static_cast<std::size_t>(L.k));
   int* chosen = chosen_buffer.data();
@@ -316,6 +290,10 @@ void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, in
                         static_cast<std::uint64_t>(micro_batch), global_src));
     std::int32_t* rank_row = &m.tokens[global_src * static_cast<std::size_t>(m.ranks) + static_cast<std::size_t>(rank0)];
     std::int32_t* node_row = &m.node_tokens[global_src * static_cast<std::size_t>(total_nodes) + static_cast<std::size_t>(node0)];
+    if (patterns != nullptr) {
+      max_nodes = std::max(max_nodes, patterns->draw_source(rng, tokens, rank_row, node_row, expert_count.data(), pattern_scratch));
+      continue;
+    }
     drawer.new_source();
     std::fill(rank_stamp.begin(), rank_stamp.end(), -1);
     std::fill(node_stamp.begin(), node_stamp.end(), -1);
@@ -388,6 +366,10 @@ RoutingSample sample_routing(const WorkloadSpec& w, int threads) {
   std::vector<LayerTables> tables(static_cast<std::size_t>(moe_layers));
   for (int l = 0; l < moe_layers; ++l) tables[static_cast<std::size_t>(l)] = make_tables(w, l, L);
 
+  std::optional<NodePatternSampler> patterns;
+  if (L.limited && NodePatternSampler::fits(L.per_node))
+    patterns.emplace(L.experts, L.nodes, L.node_limit, L.k, L.per_rank);
+
   // Jobs write disjoint slices of `s`, each from its own random stream:
   // the result does not depend on the thread count or scheduling.
   const int layer_jobs = moe_layers * p.micro_batches;
@@ -396,7 +378,9 @@ RoutingSample sample_routing(const WorkloadSpec& w, int threads) {
     for (int j = next_layer++; j < layer_jobs; j = next_layer++) {
       const int l = j / p.micro_batches, mb = j % p.micro_batches;
       for (int replica = 0; replica < p.dp; ++replica) {
-        sample_job(w, tables[static_cast<std::size_t>(l)], L, l, mb, replica, s.layers[static_cast<std::size_t>(j)]);
+        const LayerTables& t = tables[static_cast<std::size_t>(l)];
+        sample_job(w, t, L, t.uniform && patterns ? &*patterns : nullptr, l, mb, replica,
+                   s.layers[static_cast<std::size_t>(j)]);
       }
     }
   };
