@@ -21,7 +21,8 @@
 //
 // Draws use alias tables (O(1)); after kMaxRepeats repeats in one token the
 // next expert is drawn exactly from the remaining weights, which is the
-// same distribution.
+// same distribution. Equal weights under a node limit go by node pattern
+// instead (node_patterns.hpp): the same distribution, found by symmetry.
 #include "workloads/routing_sampler.hpp"
 
 #include <algorithm>
@@ -39,7 +40,7 @@ namespace epsim::workloads {
 namespace {
 
 constexpr int kMaxRepeats = 32;
-constexpr int kLimitedRepeats = 4;
+constexpr int kLimitedRepeats = 1;
 constexpr std::uint64_t kTokenStream = 0;
 
 // What the draws of one layer need, shared by all its (micro-batch, replica) jobs.
@@ -48,6 +49,7 @@ struct LayerTables {
   bool uniform = false;              // all weights equal: node-limited draws go by pattern
   AliasTable experts;                // over all experts
   std::vector<double> node_weights;  // per node of a replica (binding node limit only)
+  std::vector<int> node_positive;    // per node: experts of positive weight
   // Per node, an alias table over its experts (global ids), packed at
   // column offset node * per_node so that a draw is one flat lookup.
   std::vector<std::uint64_t> in_node_threshold;
@@ -96,9 +98,8 @@ class TokenDrawer {
   TokenDrawer(const LayerTables& t, const Layout& L)
       : t_(t), L_(L), expert_stamp_(static_cast<std::size_t>(L.experts), -1),
         node_stamp_(static_cast<std::size_t>(L.nodes), -1),
-        candidate_expert_(static_cast<std::size_t>(L.experts)), candidate_prefix_(static_cast<std::size_t>(L.experts)),
-        nodes_(static_cast<std::size_t>(L.limited ? L.node_limit : 0)), bound_(nodes_.size()),
-        removed_start_(static_cast<std::size_t>(L.k)), removed_width_(static_cast<std::size_t>(L.k)) {}
+        nodes_(static_cast<std::size_t>(L.limited ? L.node_limit : 0)), bound_(nodes_.size()), left_(nodes_.size()),
+        positive_(nodes_.size()) {}
 
   // Resets stamps for a new source rank (token numbers restart at 0).
   void new_source() {
@@ -161,7 +162,7 @@ class TokenDrawer {
       keep(e, token, chosen, count, node_count);
     }
     if (count == L_.k) return;
-    int* nodes = nodes_.data();
+    const int* nodes = nodes_.data();
     // Cumulative node weights as 32-bit thresholds: one compare per node picks
     // a node with probability proportional to its weight among the chosen.
     double total = 0;
@@ -175,9 +176,8 @@ class TokenDrawer {
     }
     bound[node_count - 1] = std::uint64_t{1} << 32;
 
-    // Rejection first; after kLimitedRepeats repeats in this token, the
-    // rest of its experts come from an exact scan of the chosen nodes'
-    // remaining experts (a heavy expert in a small pool makes rejection slow).
+    // Rejection first: cheap while the met nodes' remaining weight is most
+    // of their weight (uniform-like layers).
     repeats = 0;
     while (count < L_.k && repeats <= kLimitedRepeats) {
       // High 32 bits pick the node, low 32 bits the expert in it.
@@ -193,44 +193,57 @@ class TokenDrawer {
       }
     }
     if (count == L_.k) return;
-    // Exact draws: prefix sums over the chosen nodes' experts (taken ones
-    // weigh 0); a draw maps a uniform point of the remaining mass onto the
-    // full line by stepping over the intervals already removed, then binary
-    // searches the prefix sums. O(k + log pool) per draw.
-    std::size_t candidates = 0;
-    double pool = 0;
+    // After more than kLimitedRepeats repeats in this token: a met node by
+    // the weight of its experts not yet taken, then one of those by weight.
+    // Within the node, redraw repeats from its alias table while at least
+    // half its weight is left (at most 2 tries expected); below that, an
+    // exact scan of its experts. Which of the two
+    // depends on the token's state only, and both draw exactly by weight
+    // among the node's remaining experts. Under skew a heavy expert taken
+    // early leaves its node light: plain rejection over the met nodes
+    // redrew it again and again.
+    double* left = left_.data();
+    int* positive = positive_.data();  // per met node: experts of positive weight not taken
     for (int i = 0; i < node_count; ++i) {
-      for (int j = 0; j < L_.per_node; ++j) {
-        const int e = nodes[i] * L_.per_node + j;
-        if (expert_stamp_[static_cast<std::size_t>(e)] != token) pool += t_.weights[static_cast<std::size_t>(e)];
-        candidate_expert_[candidates] = e;
-        candidate_prefix_[candidates++] = pool;
-      }
+      left[i] = t_.node_weights[static_cast<std::size_t>(nodes[i])];
+      positive[i] = t_.node_positive[static_cast<std::size_t>(nodes[i])];
     }
-    double* removed_start = removed_start_.data();
-    double* removed_width = removed_width_.data();
-    int removed = 0;
-    double left = pool;
+    for (int c = 0; c < count; ++c) {
+      const auto e = static_cast<std::size_t>(chosen[c]);
+      int i = 0;
+      while (nodes[i] != L_.node_of[e]) ++i;
+      left[i] -= t_.weights[e];
+      --positive[i];
+    }
+    // Exactly 0 once a node has nothing left to draw, whatever the rounding.
+    for (int i = 0; i < node_count; ++i) left[i] = positive[i] > 0 ? left[i] : 0.0;
     while (count < L_.k) {
-      double u = rng.uniform() * left;
-      for (int r = 0; r < removed && u >= removed_start[r]; ++r) u += removed_width[r];
-      auto it = std::upper_bound(candidate_prefix_.begin(), candidate_prefix_.begin() + static_cast<std::ptrdiff_t>(candidates), u);
-      std::size_t pick = static_cast<std::size_t>(it - candidate_prefix_.begin());
-      if (pick == candidates) pick = candidates - 1;  // rounding past the end
-      const double start = pick == 0 ? 0.0 : candidate_prefix_[pick - 1];
-      const double width = candidate_prefix_[pick] - start;
-      int at = removed;
-      while (at > 0 && removed_start[at - 1] > start) {
-        removed_start[at] = removed_start[at - 1];
-        removed_width[at] = removed_width[at - 1];
-        --at;
+      double total = 0;
+      for (int i = 0; i < node_count; ++i) total += left[i];
+      double u = rng.uniform() * total;
+      int i = 0;
+      while (i + 1 < node_count && (u >= left[i] || left[i] <= 0)) u -= left[i++];
+      while (left[i] <= 0) --i;  // rounding at the top end; some node has weight left (loader check)
+      const int n = nodes[i];
+      int e = -1;
+      if (2 * left[i] >= t_.node_weights[static_cast<std::size_t>(n)]) {
+        do {
+          e = t_.draw_in_node(n, L_.per_node, bits.next(rng));
+        } while (expert_stamp_[static_cast<std::size_t>(e)] == token);
+      } else {
+        // u is uniform in [0, left[i]): walk the node's remaining experts.
+        for (int x = n * L_.per_node; x < (n + 1) * L_.per_node; ++x) {
+          const double weight = t_.weights[static_cast<std::size_t>(x)];
+          if (expert_stamp_[static_cast<std::size_t>(x)] == token || weight <= 0) continue;
+          e = x;  // the last remaining one if rounding leaves u >= 0
+          u -= weight;
+          if (u < 0) break;
+        }
       }
-      removed_start[at] = start;
-      removed_width[at] = width;
-      ++removed;
-      left -= width;
-      take(candidate_expert_[pick], token);
-      chosen[count++] = candidate_expert_[pick];
+      take(e, token);
+      chosen[count++] = e;
+      left[i] -= t_.weights[static_cast<std::size_t>(e)];
+      if (--positive[i] == 0) left[i] = 0;
     }
   }
 
@@ -238,11 +251,10 @@ class TokenDrawer {
   const Layout& L_;
   std::vector<std::int32_t> expert_stamp_;
   std::vector<std::int32_t> node_stamp_;
-  std::vector<int> candidate_expert_;  // the chosen nodes' experts, for exact draws
-  std::vector<double> candidate_prefix_;
-  std::vector<int> nodes_;             // nodes the token has met, in order (node_limit of them at most)
-  std::vector<std::uint64_t> bound_;   // per met node: cumulative weight threshold
-  std::vector<double> removed_start_, removed_width_;  // exact draws: intervals taken (k at most)
+  std::vector<int> nodes_;    // nodes the token has met, in order (node_limit of them at most)
+  std::vector<std::uint64_t> bound_;  // per met node: cumulative weight threshold
+  std::vector<double> left_;  // per met node: weight of its experts not taken
+  std::vector<int> positive_;  // per met node: experts of positive weight not taken
 };
 
 LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
@@ -255,6 +267,7 @@ LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
   for (int n = 0; n < L.nodes; ++n) {
     std::vector<double> local(t.weights.begin() + n * L.per_node, t.weights.begin() + (n + 1) * L.per_node);
     for (double x : local) t.node_weights[static_cast<std::size_t>(n)] += x;
+    t.node_positive.push_back(static_cast<int>(std::count_if(local.begin(), local.end(), [](double x) { return x > 0; })));
     const AliasTable table = t.node_weights[static_cast<std::size_t>(n)] > 0 ? AliasTable(local) : AliasTable();
     t.in_node_columns.push_back(static_cast<std::uint64_t>(table.columns()));
     for (int c = 0; c < L.per_node; ++c) {
