@@ -231,8 +231,8 @@ TEST_CASE("node-limited routing is group-limited top-k of Gumbel scores (brute f
   knobs.tokens = 1;
   knobs.layers = 5;  // 4 MoE layers
   knobs.micro_batches = 256;
-  // The uniform fast path, the alias path (uniform made non-uniform by a
-  // jitter no test can see), and skewed weights.
+  // The node-pattern path (uniform), the alias path (uniform made
+  // non-uniform by a jitter no test can see), and skewed weights.
   for (const char* routing : {"kind = \"uniform\"", "kind = \"uniform\"\nlayer_jitter = 1e-9",
                               "kind = \"zipf\"\nzipf_s = 1.2\norder = \"per_layer\"",
                               "kind = \"hot\"\nhot_share = 0.5\nhot_experts = 2"}) {
