@@ -197,11 +197,11 @@ class TokenDrawer {
     // the weight of its experts not yet taken, then one of those by weight.
     // Within the node, redraw repeats from its alias table while at least
     // half its weight is left (at most 2 tries expected); below that, an
-    // exact scan of its experts. Which of the two
-    // depends on the token's state only, and both draw exactly by weight
-    // among the node's remaining experts. Under skew a heavy expert taken
-    // early leaves its node light: plain rejection over the met nodes
-    // redrew it again and again.
+    // exact scan of its experts. Which of the two runs depends on the
+    // token's draws so far only, and both draw exactly by weight among the
+    // node's remaining experts with fresh random bits. Under skew a heavy
+    // expert taken early leaves its node light: plain rejection over the
+    // met nodes redrew it again and again.
     double* left = left_.data();
     int* positive = positive_.data();  // per met node: experts of positive weight not taken
     for (int i = 0; i < node_count; ++i) {
