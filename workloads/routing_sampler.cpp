@@ -21,15 +21,18 @@
 //
 // Draws use alias tables (O(1)); after kMaxRepeats repeats in one token the
 // next expert is drawn exactly from the remaining weights, which is the
-// same distribution.
+// same distribution. Equal weights under a node limit go by node pattern
+// instead (node_patterns.hpp): the same distribution, found by symmetry.
 #include "workloads/routing_sampler.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include "workloads/alias_table.hpp"
 #include "workloads/expert_weights.hpp"
+#include "workloads/node_patterns.hpp"
 #include "workloads/rng.hpp"
 
 namespace epsim::workloads {
@@ -37,15 +40,16 @@ namespace epsim::workloads {
 namespace {
 
 constexpr int kMaxRepeats = 32;
-constexpr int kLimitedRepeats = 4;
+constexpr int kLimitedRepeats = 1;
 constexpr std::uint64_t kTokenStream = 0;
 
 // What the draws of one layer need, shared by all its (micro-batch, replica) jobs.
 struct LayerTables {
   std::vector<double> weights;       // per expert, sum 1
-  bool uniform = false;              // all weights equal: draws need no tables
+  bool uniform = false;              // all weights equal: node-limited draws go by pattern
   AliasTable experts;                // over all experts
   std::vector<double> node_weights;  // per node of a replica (binding node limit only)
+  std::vector<int> node_positive;    // per node: experts of positive weight
   // Per node, an alias table over its experts (global ids), packed at
   // column offset node * per_node so that a draw is one flat lookup.
   std::vector<std::uint64_t> in_node_threshold;
@@ -94,9 +98,8 @@ class TokenDrawer {
   TokenDrawer(const LayerTables& t, const Layout& L)
       : t_(t), L_(L), expert_stamp_(static_cast<std::size_t>(L.experts), -1),
         node_stamp_(static_cast<std::size_t>(L.nodes), -1),
-        candidate_expert_(static_cast<std::size_t>(L.experts)), candidate_prefix_(static_cast<std::size_t>(L.experts)),
-        nodes_(static_cast<std::size_t>(L.limited ? L.node_limit : 0)), bound_(nodes_.size()),
-        removed_start_(static_cast<std::size_t>(L.k)), removed_width_(static_cast<std::size_t>(L.k)) {}
+        nodes_(static_cast<std::size_t>(L.limited ? L.node_limit : 0)), bound_(nodes_.size()), left_(nodes_.size()),
+        positive_(nodes_.size()) {}
 
   // Resets stamps for a new source rank (token numbers restart at 0).
   void new_source() {
@@ -107,9 +110,7 @@ class TokenDrawer {
   // Fills chosen[0..k) with distinct experts of token number `token`;
   // they are stamped in expert_stamp().
   void draw(Rng& rng, std::int32_t token, int* chosen) {
-    if (t_.uniform && L_.limited) {
-      draw_limited_uniform(rng, token, chosen);
-    } else if (L_.limited) {
+    if (L_.limited) {
       draw_limited(rng, token, chosen);
     } else {
       draw_free(rng, token, chosen);
@@ -148,34 +149,6 @@ class TokenDrawer {
     nodes_[static_cast<std::size_t>(node_count++)] = L_.node_of[static_cast<std::size_t>(e)];
   }
 
-  // Uniform weights under a node limit, the same method without tables:
-  // uniform experts (multiply-shift of 32 random bits, bias below
-  // experts / 2^32) until L nodes are met; then a uniform node among them
-  // (high part of random x L) and a uniform expert in it (the low 32 bits
-  // of that product, times per_node); repeats redrawn.
-  void draw_limited_uniform(Rng& rng, std::int32_t token, int* chosen) {
-    int count = 0, node_count = 0;
-    const auto experts = static_cast<std::uint64_t>(L_.experts);
-    while (count < L_.k && node_count < L_.node_limit) {
-      const std::uint64_t random = rng.next();
-      for (std::uint64_t bits : {random >> 32, random & std::uint64_t{0xffffffff}}) {
-        const auto e = static_cast<int>((bits * experts) >> 32);
-        if (count < L_.k && node_count < L_.node_limit && take(e, token)) keep(e, token, chosen, count, node_count);
-      }
-    }
-    const auto picked = static_cast<std::uint64_t>(node_count);
-    const auto per_node = static_cast<std::uint64_t>(L_.per_node);
-    while (count < L_.k) {
-      const std::uint64_t random = rng.next();
-      for (std::uint64_t bits : {random >> 32, random & std::uint64_t{0xffffffff}}) {
-        const std::uint64_t m = bits * picked;
-        const auto local = static_cast<int>(((m & 0xffffffffULL) * per_node) >> 32);
-        const int e = nodes_[static_cast<std::size_t>(m >> 32)] * L_.per_node + local;
-        if (count < L_.k && take(e, token)) chosen[count++] = e;
-      }
-    }
-  }
-
   void draw_limited(Rng& rng, std::int32_t token, int* chosen) {
     int count = 0, node_count = 0, repeats = 0;
     HalfWords bits;
@@ -189,7 +162,7 @@ class TokenDrawer {
       keep(e, token, chosen, count, node_count);
     }
     if (count == L_.k) return;
-    int* nodes = nodes_.data();
+    const int* nodes = nodes_.data();
     // Cumulative node weights as 32-bit thresholds: one compare per node picks
     // a node with probability proportional to its weight among the chosen.
     double total = 0;
@@ -203,9 +176,8 @@ class TokenDrawer {
     }
     bound[node_count - 1] = std::uint64_t{1} << 32;
 
-    // Rejection first; after kLimitedRepeats repeats in this token, the
-    // rest of its experts come from an exact scan of the chosen nodes'
-    // remaining experts (a heavy expert in a small pool makes rejection slow).
+    // Rejection first: cheap while the met nodes' remaining weight is most
+    // of their weight (uniform-like layers).
     repeats = 0;
     while (count < L_.k && repeats <= kLimitedRepeats) {
       // High 32 bits pick the node, low 32 bits the expert in it.
@@ -221,44 +193,57 @@ class TokenDrawer {
       }
     }
     if (count == L_.k) return;
-    // Exact draws: prefix sums over the chosen nodes' experts (taken ones
-    // weigh 0); a draw maps a uniform point of the remaining mass onto the
-    // full line by stepping over the intervals already removed, then binary
-    // searches the prefix sums. O(k + log pool) per draw.
-    std::size_t candidates = 0;
-    double pool = 0;
+    // After more than kLimitedRepeats repeats in this token: a met node by
+    // the weight of its experts not yet taken, then one of those by weight.
+    // Within the node, redraw repeats from its alias table while at least
+    // half its weight is left (at most 2 tries expected); below that, an
+    // exact scan of its experts. Which of the two runs depends on the
+    // token's draws so far only, and both draw exactly by weight among the
+    // node's remaining experts with fresh random bits. Under skew a heavy
+    // expert taken early leaves its node light: plain rejection over the
+    // met nodes redrew it again and again.
+    double* left = left_.data();
+    int* positive = positive_.data();  // per met node: experts of positive weight not taken
     for (int i = 0; i < node_count; ++i) {
-      for (int j = 0; j < L_.per_node; ++j) {
-        const int e = nodes[i] * L_.per_node + j;
-        if (expert_stamp_[static_cast<std::size_t>(e)] != token) pool += t_.weights[static_cast<std::size_t>(e)];
-        candidate_expert_[candidates] = e;
-        candidate_prefix_[candidates++] = pool;
-      }
+      left[i] = t_.node_weights[static_cast<std::size_t>(nodes[i])];
+      positive[i] = t_.node_positive[static_cast<std::size_t>(nodes[i])];
     }
-    double* removed_start = removed_start_.data();
-    double* removed_width = removed_width_.data();
-    int removed = 0;
-    double left = pool;
+    for (int c = 0; c < count; ++c) {
+      const auto e = static_cast<std::size_t>(chosen[c]);
+      int i = 0;
+      while (nodes[i] != L_.node_of[e]) ++i;
+      left[i] -= t_.weights[e];
+      --positive[i];
+    }
+    // Exactly 0 once a node has nothing left to draw, whatever the rounding.
+    for (int i = 0; i < node_count; ++i) left[i] = positive[i] > 0 ? left[i] : 0.0;
     while (count < L_.k) {
-      double u = rng.uniform() * left;
-      for (int r = 0; r < removed && u >= removed_start[r]; ++r) u += removed_width[r];
-      auto it = std::upper_bound(candidate_prefix_.begin(), candidate_prefix_.begin() + static_cast<std::ptrdiff_t>(candidates), u);
-      std::size_t pick = static_cast<std::size_t>(it - candidate_prefix_.begin());
-      if (pick == candidates) pick = candidates - 1;  // rounding past the end
-      const double start = pick == 0 ? 0.0 : candidate_prefix_[pick - 1];
-      const double width = candidate_prefix_[pick] - start;
-      int at = removed;
-      while (at > 0 && removed_start[at - 1] > start) {
-        removed_start[at] = removed_start[at - 1];
-        removed_width[at] = removed_width[at - 1];
-        --at;
+      double total = 0;
+      for (int i = 0; i < node_count; ++i) total += left[i];
+      double u = rng.uniform() * total;
+      int i = 0;
+      while (i + 1 < node_count && (u >= left[i] || left[i] <= 0)) u -= left[i++];
+      while (left[i] <= 0) --i;  // rounding at the top end; some node has weight left (loader check)
+      const int n = nodes[i];
+      int e = -1;
+      if (2 * left[i] >= t_.node_weights[static_cast<std::size_t>(n)]) {
+        do {
+          e = t_.draw_in_node(n, L_.per_node, bits.next(rng));
+        } while (expert_stamp_[static_cast<std::size_t>(e)] == token);
+      } else {
+        // u is uniform in [0, left[i]): walk the node's remaining experts.
+        for (int x = n * L_.per_node; x < (n + 1) * L_.per_node; ++x) {
+          const double weight = t_.weights[static_cast<std::size_t>(x)];
+          if (expert_stamp_[static_cast<std::size_t>(x)] == token || weight <= 0) continue;
+          e = x;  // the last remaining one if rounding leaves u >= 0
+          u -= weight;
+          if (u < 0) break;
+        }
       }
-      removed_start[at] = start;
-      removed_width[at] = width;
-      ++removed;
-      left -= width;
-      take(candidate_expert_[pick], token);
-      chosen[count++] = candidate_expert_[pick];
+      take(e, token);
+      chosen[count++] = e;
+      left[i] -= t_.weights[static_cast<std::size_t>(e)];
+      if (--positive[i] == 0) left[i] = 0;
     }
   }
 
@@ -266,11 +251,10 @@ class TokenDrawer {
   const Layout& L_;
   std::vector<std::int32_t> expert_stamp_;
   std::vector<std::int32_t> node_stamp_;
-  std::vector<int> candidate_expert_;  // the chosen nodes' experts, for exact draws
-  std::vector<double> candidate_prefix_;
-  std::vector<int> nodes_;             // nodes the token has met, in order (node_limit of them at most)
-  std::vector<std::uint64_t> bound_;   // per met node: cumulative weight threshold
-  std::vector<double> removed_start_, removed_width_;  // exact draws: intervals taken (k at most)
+  std::vector<int> nodes_;    // nodes the token has met, in order (node_limit of them at most)
+  std::vector<std::uint64_t> bound_;  // per met node: cumulative weight threshold
+  std::vector<double> left_;  // per met node: weight of its experts not taken
+  std::vector<int> positive_;  // per met node: experts of positive weight not taken
 };
 
 LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
@@ -283,6 +267,7 @@ LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
   for (int n = 0; n < L.nodes; ++n) {
     std::vector<double> local(t.weights.begin() + n * L.per_node, t.weights.begin() + (n + 1) * L.per_node);
     for (double x : local) t.node_weights[static_cast<std::size_t>(n)] += x;
+    t.node_positive.push_back(static_cast<int>(std::count_if(local.begin(), local.end(), [](double x) { return x > 0; })));
     const AliasTable table = t.node_weights[static_cast<std::size_t>(n)] > 0 ? AliasTable(local) : AliasTable();
     t.in_node_columns.push_back(static_cast<std::uint64_t>(table.columns()));
     for (int c = 0; c < L.per_node; ++c) {
@@ -296,8 +281,9 @@ LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
 }
 
 // Draws every token of one (layer, micro-batch, replica) and counts them.
-void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, int moe_layer, int micro_batch,
-                int replica, LayerRouting& out) {
+// `patterns`: the draw for uniform weights under a node limit, or null.
+void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, const NodePatternSampler* patterns,
+                int moe_layer, int micro_batch, int replica, LayerRouting& out) {
   TrafficMatrix& m = out.traffic;
   const int total_nodes = m.nodes();
   const int rank0 = replica * L.ep;
@@ -305,6 +291,7 @@ void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, in
   std::vector<std::int32_t> expert_count(static_cast<std::size_t>(L.experts), 0);
   std::vector<std::int32_t> rank_stamp(static_cast<std::size_t>(L.ep));
   std::vector<std::int32_t> node_stamp(static_cast<std::size_t>(L.nodes));
+  NodePatternScratch pattern_scratch;
   TokenDrawer drawer(t, L);
   std::vector<int> chosen_buffer(static_cast<std::size_t>(L.k));
   int* chosen = chosen_buffer.data();
@@ -316,6 +303,10 @@ void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, in
                         static_cast<std::uint64_t>(micro_batch), global_src));
     std::int32_t* rank_row = &m.tokens[global_src * static_cast<std::size_t>(m.ranks) + static_cast<std::size_t>(rank0)];
     std::int32_t* node_row = &m.node_tokens[global_src * static_cast<std::size_t>(total_nodes) + static_cast<std::size_t>(node0)];
+    if (patterns != nullptr) {
+      max_nodes = std::max(max_nodes, patterns->draw_source(rng, tokens, rank_row, node_row, expert_count.data(), pattern_scratch));
+      continue;
+    }
     drawer.new_source();
     std::fill(rank_stamp.begin(), rank_stamp.end(), -1);
     std::fill(node_stamp.begin(), node_stamp.end(), -1);
@@ -388,6 +379,10 @@ RoutingSample sample_routing(const WorkloadSpec& w, int threads) {
   std::vector<LayerTables> tables(static_cast<std::size_t>(moe_layers));
   for (int l = 0; l < moe_layers; ++l) tables[static_cast<std::size_t>(l)] = make_tables(w, l, L);
 
+  std::optional<NodePatternSampler> patterns;
+  if (L.limited && NodePatternSampler::fits(L.per_node))
+    patterns.emplace(L.experts, L.nodes, L.node_limit, L.k, L.per_rank);
+
   // Jobs write disjoint slices of `s`, each from its own random stream:
   // the result does not depend on the thread count or scheduling.
   const int layer_jobs = moe_layers * p.micro_batches;
@@ -396,7 +391,9 @@ RoutingSample sample_routing(const WorkloadSpec& w, int threads) {
     for (int j = next_layer++; j < layer_jobs; j = next_layer++) {
       const int l = j / p.micro_batches, mb = j % p.micro_batches;
       for (int replica = 0; replica < p.dp; ++replica) {
-        sample_job(w, tables[static_cast<std::size_t>(l)], L, l, mb, replica, s.layers[static_cast<std::size_t>(j)]);
+        const LayerTables& t = tables[static_cast<std::size_t>(l)];
+        sample_job(w, t, L, t.uniform && patterns ? &*patterns : nullptr, l, mb, replica,
+                   s.layers[static_cast<std::size_t>(j)]);
       }
     }
   };

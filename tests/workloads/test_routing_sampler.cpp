@@ -10,6 +10,7 @@
 
 #include "core/moe_formulas.hpp"
 #include "workloads/expert_weights.hpp"
+#include "workloads/node_patterns.hpp"
 #include "workloads/routing_sampler.hpp"
 #include "workloads/routing_summary.hpp"
 #include "workloads/task_graph_builder.hpp"
@@ -230,8 +231,8 @@ TEST_CASE("node-limited routing is group-limited top-k of Gumbel scores (brute f
   knobs.tokens = 1;
   knobs.layers = 5;  // 4 MoE layers
   knobs.micro_batches = 256;
-  // The uniform fast path, the alias path (uniform made non-uniform by a
-  // jitter no test can see), and skewed weights.
+  // The node-pattern path (uniform), the alias path (uniform made
+  // non-uniform by a jitter no test can see), and skewed weights.
   for (const char* routing : {"kind = \"uniform\"", "kind = \"uniform\"\nlayer_jitter = 1e-9",
                               "kind = \"zipf\"\nzipf_s = 1.2\norder = \"per_layer\"",
                               "kind = \"hot\"\nhot_share = 0.5\nhot_experts = 2"}) {
@@ -356,4 +357,137 @@ TEST_CASE("data-parallel replicas draw independently and never exchange tokens",
   }
   CHECK(std::vector<std::int32_t>(lr.expert_tokens.begin(), lr.expert_tokens.begin() + 64) !=
         std::vector<std::int32_t>(lr.expert_tokens.begin() + 64, lr.expert_tokens.end()));
+}
+
+TEST_CASE("uniform node patterns have the hand-computed probabilities", "[routing][patterns]") {
+  // 4 nodes of 3 experts, limit 2, top-3: the second pick shares the first
+  // one's node with probability 2/11; from {2} the limit is not reached,
+  // so the third pick is uniform over the 10 experts left, 1 of them in
+  // the same node: {3} = 2/11 x 1/10. From {1,1} the limit is reached and
+  // the third lands in one of the two nodes: {2,1}.
+  const std::vector<NodePattern> p = uniform_node_patterns(12, 4, 2, 3);
+  REQUIRE(p.size() == 2u);
+  CHECK(p[0].counts == std::vector<int>{2, 1});
+  CHECK(p[0].probability == Approx(54.0 / 55).epsilon(1e-14));
+  CHECK(p[1].counts == std::vector<int>{3});
+  CHECK(p[1].probability == Approx(1.0 / 55).epsilon(1e-14));
+  // DeepSeek-V3's layout: probabilities sum to 1, every pattern sums to k
+  // and reaches at most the limit; with 8 experts per node and top-8, a
+  // token can sit on one node only if its first 8 draws all hit it.
+  double total = 0, one_node = 0;
+  for (const NodePattern& q : uniform_node_patterns(256, 32, 4, 8)) {
+    total += q.probability;
+    CHECK(std::accumulate(q.counts.begin(), q.counts.end(), 0) == 8);
+    CHECK(q.counts.size() <= 4u);
+    if (q.counts.size() == 1) one_node = q.probability;
+  }
+  CHECK(total == Approx(1.0).epsilon(1e-12));
+  double all_in_one = 1;  // 7 more picks among the first node's 7, 6, ... left
+  for (int t = 1; t < 8; ++t) all_in_one *= double(8 - t) / (256 - t);
+  CHECK(one_node == Approx(all_in_one).epsilon(1e-12));
+}
+
+namespace {
+
+// Shares per token, rank-level: from a sample with one token per source
+// rank, every traffic row is one token's ranks and nodes.
+struct RankShape {
+  std::vector<double> nodes_per_token, ranks_per_token, rank, expert;
+};
+
+RankShape rank_shape_of(const std::vector<std::vector<int>>& expert_sets, int experts, int per_rank, int per_node) {
+  RankShape out;
+  out.nodes_per_token.assign(9, 0.0);
+  out.ranks_per_token.assign(9, 0.0);
+  out.rank.assign(static_cast<std::size_t>(experts / per_rank), 0.0);
+  out.expert.assign(static_cast<std::size_t>(experts), 0.0);
+  const double n = static_cast<double>(expert_sets.size());
+  for (const std::vector<int>& t : expert_sets) {
+    std::vector<int> ranks, nodes;
+    for (int e : t) {
+      ranks.push_back(e / per_rank);
+      nodes.push_back(e / per_node);
+      out.expert[static_cast<std::size_t>(e)] += 1 / n;
+    }
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    for (int r : ranks) out.rank[static_cast<std::size_t>(r)] += 1 / n;
+    out.ranks_per_token[ranks.size()] += 1 / n;
+    out.nodes_per_token[nodes.size()] += 1 / n;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("node-limited routing with several experts per rank matches brute force at rank level",
+          "[routing][patterns]") {
+  // Layouts the one-expert-per-rank test does not reach: 2 experts per rank
+  // in nodes of 4 (subset tables), and 4 per rank in nodes of 32 (the
+  // untabled subset draw and the exact in-node draws of large nodes).
+  struct Layout {
+    int experts, ep, ranks_per_node;
+  };
+  for (Layout lay : {Layout{16, 8, 2}, Layout{96, 24, 8}}) {
+    for (const char* routing : {"kind = \"uniform\"", "kind = \"zipf\"\nzipf_s = 1.2\norder = \"per_layer\""}) {
+      INFO(lay.experts << " experts on " << lay.ep << " ranks; " << routing);
+      Knobs knobs;
+      knobs.ep = lay.ep;
+      knobs.ranks_per_node = lay.ranks_per_node;
+      knobs.experts = lay.experts;
+      knobs.top_k = 4;
+      knobs.node_limit = 2;
+      knobs.tokens = 1;
+      knobs.layers = 5;  // 4 MoE layers
+      knobs.micro_batches = 24576 / (4 * lay.ep);
+      knobs.routing = routing;
+      const WorkloadSpec w = testing::workload(knobs);
+      const RoutingSample s = sample_routing(w);
+      const int per_rank = lay.experts / lay.ep, per_node = per_rank * lay.ranks_per_node;
+      // Sampler side: the rows give each token's ranks and nodes; expert
+      // shares come from the loads (a token picks an expert at most once).
+      std::vector<double> nodes_per_token(9, 0.0), ranks_per_token(9, 0.0), rank(static_cast<std::size_t>(lay.ep), 0.0),
+          expert(static_cast<std::size_t>(lay.experts), 0.0);
+      const double na = double(s.layers.size()) * lay.ep;
+      for (const LayerRouting& lr : s.layers) {
+        for (int src = 0; src < lay.ep; ++src) {
+          int ranks = 0, nodes = 0;
+          for (int d = 0; d < lay.ep; ++d) {
+            REQUIRE(lr.traffic.at(src, d) <= 1);
+            ranks += static_cast<int>(lr.traffic.at(src, d));
+            rank[static_cast<std::size_t>(d)] += double(lr.traffic.at(src, d)) / na;
+          }
+          for (int n = 0; n < lr.traffic.nodes(); ++n) nodes += static_cast<int>(lr.traffic.to_node(src, n));
+          ranks_per_token[static_cast<std::size_t>(ranks)] += 1 / na;
+          nodes_per_token[static_cast<std::size_t>(nodes)] += 1 / na;
+        }
+        for (std::size_t e = 0; e < expert.size(); ++e) expert[e] += lr.expert_tokens[e] / na;
+      }
+      std::vector<std::vector<int>> brute;
+      std::mt19937_64 gen(11);
+      for (int moe_layer = 0; moe_layer < 4; ++moe_layer) {
+        const std::vector<double> weights = expert_weights(w, moe_layer);
+        for (int i = 0; i < 8192; ++i) brute.push_back(brute_force_token(gen, weights, per_node, 2, 4));
+      }
+      const RankShape b = rank_shape_of(brute, lay.experts, per_rank, per_node);
+      const double nb = static_cast<double>(brute.size());
+      CHECK(nodes_per_token[3] == 0);
+      for (std::size_t i = 0; i < 9; ++i) {
+        INFO(i << " nodes: sampler " << nodes_per_token[i] << " brute force " << b.nodes_per_token[i]);
+        CHECK(same_share(nodes_per_token[i], b.nodes_per_token[i], na, nb));
+        INFO(i << " ranks: sampler " << ranks_per_token[i] << " brute force " << b.ranks_per_token[i]);
+        CHECK(same_share(ranks_per_token[i], b.ranks_per_token[i], na, nb));
+      }
+      for (std::size_t r = 0; r < rank.size(); ++r) {
+        INFO("rank " << r << ": sampler " << rank[r] << " brute force " << b.rank[r]);
+        CHECK(same_share(rank[r], b.rank[r], na, nb));
+      }
+      for (std::size_t e = 0; e < expert.size(); ++e) {
+        INFO("expert " << e << ": sampler " << expert[e] << " brute force " << b.expert[e]);
+        CHECK(same_share(expert[e], b.expert[e], na, nb));
+      }
+    }
+  }
 }

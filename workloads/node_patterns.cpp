@@ -1,0 +1,194 @@
+// Uniform node-limited draws by node pattern: the exact pattern
+// probabilities, and a per-token draw that needs no repeat handling.
+//
+// Probabilities. Under equal weights the draw of routing_sampler.cpp is a
+// Markov chain on the multiset of per-node counts: with t experts drawn and
+// fewer than L nodes met, the next expert is uniform over the E - t experts
+// left, so it lands in a met node holding c of them with probability
+// (m - c) / (E - t) and in a new node with probability (N - d) m / (E - t);
+// once L nodes are met it is uniform over their L m - t experts left. The
+// chain has a few dozen states for DeepSeek-V3 (k = 8, L = 4, m = 8).
+//
+// Why drawing by pattern is exact. Permuting nodes, or experts within a
+// node, maps the draw process onto itself when weights are equal, so a
+// token's expert set has the same probability as any set it maps to: given
+// its pattern, the set is uniform over the sets with that pattern. Choosing
+// an ordered tuple of distinct uniform nodes for the pattern's counts and a
+// uniform subset of each size within them reaches every such set through
+// the same number of tuples (the permutations of equal counts), so it is
+// that uniform draw.
+#include "workloads/node_patterns.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+
+namespace epsim::workloads {
+
+std::vector<NodePattern> uniform_node_patterns(int experts, int nodes, int node_limit, int k) {
+  const int m = experts / nodes;
+  using State = std::vector<int>;  // counts per met node, largest first
+  std::map<State, double> current{{State{}, 1.0}};
+  for (int t = 0; t < k; ++t) {
+    std::map<State, double> next;
+    for (const auto& [state, p] : current) {
+      const auto met = static_cast<int>(state.size());
+      const bool free_phase = met < node_limit;
+      const double left = free_phase ? experts - t : node_limit * m - t;
+      for (std::size_t i = 0; i < state.size(); ++i) {
+        if (state[i] == m) continue;
+        State s = state;
+        ++s[i];
+        std::sort(s.begin(), s.end(), std::greater<>());
+        next[s] += p * (m - state[i]) / left;
+      }
+      if (free_phase) {
+        State s = state;
+        s.push_back(1);  // the smallest count: the order is kept
+        next[s] += p * double(nodes - met) * m / left;
+      }
+    }
+    current = std::move(next);
+  }
+  std::vector<NodePattern> out;
+  for (const auto& [state, p] : current) out.push_back({state, p});
+  return out;
+}
+
+namespace {
+
+// A byte of a mask spread to one 8-bit counter per bit (0x01 where set):
+// adding it to a word of counters counts the byte's bits at once.
+struct ByteLanes {
+  std::uint64_t lanes[256];
+  ByteLanes() {
+    for (int b = 0; b < 256; ++b) {
+      lanes[b] = 0;
+      for (int i = 0; i < 8; ++i) lanes[b] |= std::uint64_t(b >> i & 1) << (8 * i);
+    }
+  }
+};
+const ByteLanes kByteLanes;
+
+// Counters are flushed before any can pass 255: a node gains at most one
+// per token.
+constexpr std::int32_t kLaneTokens = 255;
+
+}  // namespace
+
+NodePatternSampler::NodePatternSampler(int experts, int nodes, int node_limit, int k, int experts_per_rank)
+    : nodes_(nodes), per_node_(experts / nodes), ranks_per_node_(experts / nodes / experts_per_rank),
+      node_limit_(node_limit), expert_words_((per_node_ + 7) / 8), rank_words_((ranks_per_node_ + 7) / 8),
+      rank_is_expert_(experts_per_rank == 1) {
+  std::vector<double> p;
+  for (const NodePattern& pattern : uniform_node_patterns(experts, nodes, node_limit, k)) {
+    p.push_back(pattern.probability);
+    for (int i = 0; i < node_limit; ++i)
+      pattern_counts_.push_back(i < static_cast<int>(pattern.counts.size()) ? pattern.counts[static_cast<std::size_t>(i)] : 0);
+    pattern_reached_.push_back(static_cast<int>(pattern.counts.size()));
+  }
+  patterns_ = AliasTable(p);
+  for (int e = 0; e < per_node_; ++e) rank_bit_.push_back(std::uint64_t{1} << (e / experts_per_rank));
+  if (per_node_ > kMaxTabled) return;
+  const std::uint64_t masks = std::uint64_t{1} << per_node_;
+  for (int c = 0; c <= per_node_; ++c) {
+    subset_start_.push_back(static_cast<std::uint32_t>(subsets_.size()));
+    for (std::uint64_t mask = 0; mask < masks; ++mask) {
+      if (__builtin_popcountll(mask) == c) subsets_.push_back({mask, ranks_of(mask)});
+    }
+    subset_size_.push_back(static_cast<std::uint32_t>(subsets_.size()) - subset_start_.back());
+  }
+}
+
+std::uint64_t NodePatternSampler::ranks_of(std::uint64_t experts) const {
+  std::uint64_t ranks = 0;
+  for (; experts != 0; experts &= experts - 1) ranks |= rank_bit_[static_cast<std::size_t>(__builtin_ctzll(experts))];
+  return ranks;
+}
+
+// A uniform subset of `size` of a node's experts: one table entry picked
+// by `random` (multiply-shift, bias below entries / 2^32), or, for large
+// nodes, distinct uniform experts from `rng` (a repeat redrawn).
+NodePatternSampler::Subset NodePatternSampler::subset(Rng& rng, std::uint32_t random, int size) const {
+  if (per_node_ <= kMaxTabled) {
+    const auto c = static_cast<std::size_t>(size);
+    return subsets_[subset_start_[c] + ((std::uint64_t{random} * subset_size_[c]) >> 32)];
+  }
+  std::uint64_t mask = 0;
+  const auto per_node = static_cast<std::uint64_t>(per_node_);
+  for (int j = 0; j < size; ++j) {
+    std::uint64_t bit;
+    do {
+      bit = std::uint64_t{1} << (((rng.next() >> 32) * per_node) >> 32);
+    } while (mask & bit);
+    mask |= bit;
+  }
+  return {mask, ranks_of(mask)};
+}
+
+void NodePatternSampler::flush(NodePatternScratch& scratch, std::int32_t* rank_row, std::int32_t* expert_count) const {
+  auto add = [](std::vector<std::uint64_t>& lanes, int words, int per_node, std::int32_t* row) {
+    for (std::size_t n = 0; n * static_cast<std::size_t>(words) < lanes.size(); ++n) {
+      for (int i = 0; i < per_node; ++i) {
+        const std::uint64_t word = lanes[n * static_cast<std::size_t>(words) + static_cast<std::size_t>(i / 8)];
+        row[n * static_cast<std::size_t>(per_node) + static_cast<std::size_t>(i)] +=
+            static_cast<std::int32_t>(word >> (8 * (i % 8)) & 0xff);
+      }
+    }
+    std::fill(lanes.begin(), lanes.end(), 0);
+  };
+  add(scratch.rank_lanes, rank_words_, ranks_per_node_, rank_row);
+  if (!rank_is_expert_) add(scratch.expert_lanes, expert_words_, per_node_, expert_count);
+}
+
+int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
+                                    std::int32_t* expert_count, NodePatternScratch& scratch) const {
+  // Distinct uniform nodes by a partial Fisher-Yates shuffle of a
+  // permutation kept across tokens: whatever order it is left in, the
+  // first node_limit entries after the swaps are a uniform ordered tuple of
+  // distinct nodes, with no repeats to redraw. Every token makes all
+  // node_limit steps (a pattern's missing nodes have 0 experts), so the
+  // loop has no data-dependent branches.
+  const auto nodes = static_cast<std::size_t>(nodes_);
+  scratch.order.resize(nodes);
+  std::iota(scratch.order.begin(), scratch.order.end(), 0);
+  scratch.expert_lanes.assign(rank_is_expert_ ? 0 : nodes * static_cast<std::size_t>(expert_words_), 0);
+  scratch.rank_lanes.assign(nodes * static_cast<std::size_t>(rank_words_), 0);
+  int* order = scratch.order.data();
+  std::uint64_t* expert_lanes = scratch.expert_lanes.data();
+  std::uint64_t* rank_lanes = scratch.rank_lanes.data();
+  int most = 0;
+  HalfWords bits;
+  for (std::int32_t token = 0; token < tokens; ++token) {
+    if (token % kLaneTokens == 0 && token > 0) flush(scratch, rank_row, expert_count);
+    const auto p = static_cast<std::size_t>(patterns_.draw32(bits.next(rng)));
+    const int* count = &pattern_counts_[p * static_cast<std::size_t>(node_limit_)];
+    most = std::max(most, pattern_reached_[p]);
+    for (int i = 0; i < node_limit_; ++i) {
+      const std::uint64_t random = rng.next();
+      // One of the nodes_ - i not yet taken: multiply-shift of the high half (bias below nodes / 2^32).
+      const auto j = static_cast<std::size_t>(i) +
+                     static_cast<std::size_t>(((random >> 32) * static_cast<std::uint64_t>(nodes_ - i)) >> 32);
+      std::swap(order[i], order[j]);
+      const auto n = static_cast<std::size_t>(order[i]);
+      node_row[n] += count[i] > 0;
+      const Subset s = subset(rng, static_cast<std::uint32_t>(random), count[i]);
+      for (int w = 0; w < rank_words_; ++w)
+        rank_lanes[n * static_cast<std::size_t>(rank_words_) + static_cast<std::size_t>(w)] += kByteLanes.lanes[s.ranks >> (8 * w) & 0xff];
+      if (rank_is_expert_) continue;
+      for (int w = 0; w < expert_words_; ++w)
+        expert_lanes[n * static_cast<std::size_t>(expert_words_) + static_cast<std::size_t>(w)] += kByteLanes.lanes[s.experts >> (8 * w) & 0xff];
+    }
+  }
+  flush(scratch, rank_row, expert_count);
+  // One expert per rank: the rank counts were the expert counts (rank_row
+  // starts at 0 for each source).
+  if (rank_is_expert_) {
+    const std::size_t experts = nodes * static_cast<std::size_t>(per_node_);
+    for (std::size_t e = 0; e < experts; ++e) expert_count[e] += rank_row[e];
+  }
+  return most;
+}
+
+}  // namespace epsim::workloads

@@ -1,0 +1,78 @@
+// Uniform node-limited routing collapsed by symmetry: a token's "node
+// pattern" (how many of its k experts fall in each node it reaches) and the
+// exact probability of each pattern. With equal weights, the token's expert
+// set is equally likely to be any set with the same pattern, so a token is
+// drawn as a pattern, then distinct uniform nodes, then a uniform subset of
+// each node's experts of the pattern's size (docs/workload.md).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "workloads/alias_table.hpp"
+#include "workloads/rng.hpp"
+
+namespace epsim::workloads {
+
+struct NodePattern {
+  std::vector<int> counts;  // experts per reached node, largest first; sums to k
+  double probability = 0;
+};
+
+// Every pattern of group-limited top-k (docs/workload.md) under equal
+// weights: `experts` split evenly over `nodes`, a token keeps the first
+// `node_limit` nodes its draws meet, then draws the rest of its k experts
+// within them. Probabilities sum to 1 (up to rounding). Requires
+// 0 < node_limit < nodes, experts divisible by nodes, and
+// node_limit x experts / nodes >= k.
+std::vector<NodePattern> uniform_node_patterns(int experts, int nodes, int node_limit, int k);
+
+// Working memory of one job for NodePatternSampler::draw_source.
+struct NodePatternScratch {
+  std::vector<int> order;                  // a permutation of the nodes
+  std::vector<std::uint64_t> expert_lanes;  // per node: 8-bit counters, 8 experts per word
+  std::vector<std::uint64_t> rank_lanes;    // per node: 8-bit counters, 8 ranks per word
+};
+
+// Draws and counts the tokens of one source rank by pattern. Tables depend
+// on the layout only, so one instance serves every layer.
+class NodePatternSampler {
+ public:
+  // Whether a node's experts fit one 64-bit mask.
+  static bool fits(int experts_per_node) { return experts_per_node <= 64; }
+
+  // Same requirements as uniform_node_patterns, plus fits(experts / nodes)
+  // and experts_per_rank dividing experts / nodes.
+  NodePatternSampler(int experts, int nodes, int node_limit, int k, int experts_per_rank);
+
+  // Draws `tokens` tokens from `rng` and adds, per token, +1 to
+  // rank_row[r] for each distinct rank r, +1 to node_row[n] for each
+  // distinct node n, +1 to expert_count[e] for each expert e (indices local
+  // to the replica; rank_row starts at 0). Returns the most nodes one token reached.
+  int draw_source(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
+                  std::int32_t* expert_count, NodePatternScratch& scratch) const;
+
+ private:
+  // Nodes of up to this many experts draw a subset from a table of all
+  // subsets (2^m masks); larger ones draw its experts one by one.
+  static constexpr int kMaxTabled = 16;
+  struct Subset {
+    std::uint64_t experts, ranks;  // masks within the node
+  };
+  Subset subset(Rng& rng, std::uint32_t random, int size) const;
+  std::uint64_t ranks_of(std::uint64_t experts) const;
+  // Adds the 8-bit lane counters to the rows and clears them.
+  void flush(NodePatternScratch& scratch, std::int32_t* rank_row, std::int32_t* expert_count) const;
+
+  int nodes_, per_node_, ranks_per_node_, node_limit_;
+  int expert_words_, rank_words_;  // 64-bit lane words per node
+  bool rank_is_expert_;            // one expert per rank: rank counts are the expert counts
+  AliasTable patterns_;
+  std::vector<int> pattern_counts_;  // node_limit per pattern, largest first, 0-padded
+  std::vector<int> pattern_reached_;  // nonzero counts per pattern
+  std::vector<std::uint32_t> subset_start_, subset_size_;  // per subset size c (tabled nodes)
+  std::vector<Subset> subsets_;  // grouped by size
+  std::vector<std::uint64_t> rank_bit_;  // per expert of a node: the bit of its rank in the node
+};
+
+}  // namespace epsim::workloads
