@@ -122,6 +122,7 @@ ScaleoutSpec read_scaleout(TableReader t) {
   s.nic_per_npu = t.choice_or("nics", "per_npu", {"per_npu", "per_node"}) == "per_npu";
   s.nic_bandwidth_Bps = t.quantity("nic_bandwidth", Quantity::kBandwidth);
   s.nic_efficiency = read_efficiency(t, "nic_efficiency");
+  s.low_latency_efficiency = t.has("low_latency_efficiency") ? read_efficiency(t, "low_latency_efficiency") : s.nic_efficiency;
   s.nic_latency_s = latency_or_zero(t, "nic_latency");
   s.switch_latency_s = latency_or_zero(t, "switch_latency");
   if (s.kind == ScaleoutKind::kLeafSpine) {

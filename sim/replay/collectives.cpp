@@ -22,6 +22,7 @@ const char* to_string(AlltoallAlgorithm a) {
   switch (a) {
     case AlltoallAlgorithm::kDirect: return "direct";
     case AlltoallAlgorithm::kHierarchical: return "hierarchical";
+    case AlltoallAlgorithm::kLowLatency: return "low-latency";
   }
   return "?";
 }
@@ -79,6 +80,35 @@ CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, co
   CollectivePlan plan;
   plan.participants = all_npus(placement);
   const bool per_transfer = options.fidelity == Fidelity::kPerFlow;
+
+  if (options.algorithm == AlltoallAlgorithm::kLowLatency) {
+    if (traffic.selections_per_rank <= 0)
+      throw InputError({}, "algorithm",
+                       fmt::format("{}: low-latency sends one message per (token, expert); this traffic has no "
+                                   "selection count",
+                                   subject));
+    if (!(options.low_latency_nic_share > 0))
+      throw InternalError(fmt::format("{}: low_latency_nic_share must be > 0", subject));
+    CollectivePhase phase;
+    phase.name = "low-latency";
+    phase.per_transfer = per_transfer;
+    const double selections = static_cast<double>(traffic.selections_per_rank);
+    for (int s = 0; s < ranks; ++s) {
+      double copies = 0;  // token copies s sends, one per (token, destination rank)
+      for (int d = 0; d < ranks; ++d) copies += static_cast<double>(traffic.at(s, d));
+      if (copies == 0) continue;
+      for (int d = 0; d < ranks; ++d) {
+        const double share = placement.node_of_rank(s) == placement.node_of_rank(d) ? 1.0 : options.low_latency_nic_share;
+        const double b = static_cast<double>(traffic.at(s, d)) * selections / copies * bpt / share;
+        if (task.transpose)
+          add(phase, npu[d], npu[s], b);
+        else
+          add(phase, npu[s], npu[d], b);
+      }
+    }
+    push_nonempty(plan, std::move(phase));
+    return plan;
+  }
 
   if (options.algorithm != AlltoallAlgorithm::kHierarchical) {
     CollectivePhase phase;

@@ -75,6 +75,8 @@ ReplayOptions resolve(const ReplayOptions& options, const PlatformFacts& platfor
     throw InputError({}, "pipeline_chunks", fmt::format("expected >= 1, got {}", out.pipeline_chunks));
   if (!out.exact_ring_steps) out.exact_ring_steps = *out.fidelity == Fidelity::kPerFlow;
   if (!out.fuse_identical_compute) out.fuse_identical_compute = ranks > 8;
+  if (!out.low_latency_nic_share)
+    out.low_latency_nic_share = ranks > 0 ? platform.npus[placement.npu_of_rank[0]].low_latency_nic_share : 1.0;
   return out;
 }
 
@@ -83,6 +85,7 @@ AlltoallvOptions alltoallv_options(const ReplayOptions& resolved) {
   o.algorithm = *resolved.algorithm;
   o.fidelity = *resolved.fidelity;
   o.pipeline_chunks = resolved.pipeline_chunks;
+  o.low_latency_nic_share = resolved.low_latency_nic_share.value_or(1.0);
   return o;
 }
 
