@@ -28,7 +28,19 @@ struct DeepEpTokenBytes {
 // Low-latency: one message per selection, counted as sent: FP8 hidden, one
 // FP32 scale per 128 channels and a 16-byte header (DeepEP's LL message and
 // its test's count), BF16 hidden in combine.
-DeepEpTokenBytes deepep_token_bytes(int hidden, int top_k, DeepEpKernel kernel = DeepEpKernel::kNormal);
+// Wire types (`dispatch`, `combine`): kFp8 and kInt8 carry one FP32 scale
+// per 128 channels (the kernels' block quantization, whatever the 8-bit
+// type), kBf16 two bytes per channel and no scale; the defaults are
+// DeepEP's FP8 dispatch and BF16 combine. InputError for another dtype.
+DeepEpTokenBytes deepep_token_bytes(int hidden, int top_k, DeepEpKernel kernel = DeepEpKernel::kNormal,
+                                    workloads::Dtype dispatch = workloads::Dtype::kFp8,
+                                    workloads::Dtype combine = workloads::Dtype::kBf16);
+
+// The same with the routing metadata counted as DeepEP-Ascend's test counts
+// it: a dispatched token's top-k int64 indices and FP32 weights added to
+// dispatch_counted (7168 + 224 + 48 + 24 = 7464 B at top-6); combine's count
+// and the moved messages unchanged.
+DeepEpTokenBytes with_counted_metadata(DeepEpTokenBytes bytes, int top_k);
 
 // What DeepEP's benchmark counts per rank (the rank's own tokens included),
 // means over ranks: in one node, tokens received x token bytes ("NVL"

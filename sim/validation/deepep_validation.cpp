@@ -59,6 +59,11 @@ const DeepEpMeasurement& measurement(const DeepEpValidationOptions& o, int ep, c
   throw InputError({}, what, fmt::format("the measured rows are {}; got EP{}", measured_eps(o.measurements), ep));
 }
 
+DeepEpTokenBytes validated_token_bytes(const DeepEpValidationOptions& o) {
+  const DeepEpTokenBytes b = deepep_token_bytes(o.hidden, o.top_k, o.kernel, o.dispatch_wire, o.combine_wire);
+  return o.counted_metadata ? with_counted_metadata(b, o.top_k) : b;
+}
+
 // The running platform with link bandwidths that follow a cluster spec: a
 // changed spec is applied link by link as the topology derives it (ports,
 // NICs and the switch backplanes and rails built from them), to SimGrid and
@@ -71,7 +76,7 @@ class Bench {
         open_(open_platform(spec)),
         engine_(*open_.engine),
         platform_(open_.loaded),
-        token_bytes_(deepep_token_bytes(o.hidden, o.top_k, o.kernel)) {
+        token_bytes_(validated_token_bytes(o)) {
     for (std::size_t l = 0; l < platform_.facts.links.size(); ++l) link_index_[platform_.facts.links[l].name] = l;
   }
 

@@ -53,6 +53,9 @@ struct DeepEpValidationOptions {
   int experts = 256;
   int top_k = 8;
   int group_limit = 4;  // nodes a token may reach; 0: no limit
+  workloads::Dtype dispatch_wire = workloads::Dtype::kFp8;  // fp8, int8 or bf16 (deepep_token_bytes)
+  workloads::Dtype combine_wire = workloads::Dtype::kBf16;
+  bool counted_metadata = false;  // the source counts the top-k indices and weights (with_counted_metadata)
   std::uint64_t seed = 1;
   int pipeline_chunks = AlltoallvOptions{}.pipeline_chunks;  // chunks of each kernel stage (the replay's default)
 };

@@ -24,8 +24,8 @@ std::string model_counting(DeepEpKernel kernel, int ep) {
   return ep <= 8 ? "rank" : "node";
 }
 
-void not_modelled(TableReader& t, const char* key, const std::string& value, const std::string& what) {
-  t.fail(key, fmt::format("\"{}\" is not modelled yet ({})", value, what));
+workloads::Dtype wire_type(const std::string& name) {
+  return name == "fp8" ? workloads::Dtype::kFp8 : name == "int8" ? workloads::Dtype::kInt8 : workloads::Dtype::kBf16;
 }
 
 MeasuredKernel read_kernel(TableReader& t, const char* kernel) {
@@ -77,10 +77,8 @@ MeasurementFile load_measurement_file(const std::string& path) {
   m.top_k = static_cast<int>(shape.integer("top_k", 1, 1 << 10));
   m.node_limit = static_cast<int>(shape.integer_or("node_limit", 0, 0, 1 << 16));
   m.sms = static_cast<int>(shape.integer_or("sms", 0, 0, 1 << 16));
-  const std::string dispatch = shape.choice("dispatch", {"fp8", "int8", "bf16"});
-  if (dispatch != "fp8") not_modelled(shape, "dispatch", dispatch, "the model sends FP8 tokens with FP32 scales");
-  const std::string combine = shape.choice("combine", {"fp8", "int8", "bf16"});
-  if (combine != "bf16") not_modelled(shape, "combine", combine, "the model returns BF16 tokens");
+  m.dispatch = wire_type(shape.choice("dispatch", {"fp8", "int8", "bf16"}));
+  m.combine = wire_type(shape.choice("combine", {"fp8", "int8", "bf16"}));
   m.kernel = shape.choice("kernel", {"normal", "low_latency"}) == "normal" ? DeepEpKernel::kNormal
                                                                            : DeepEpKernel::kLowLatency;
   const std::string counting = shape.choice("counting", {"rank", "node", "selection"});
@@ -89,8 +87,7 @@ MeasurementFile load_measurement_file(const std::string& path) {
                                        to_string(m.kernel),
                                        m.kernel == DeepEpKernel::kLowLatency ? "per selection"
                                                                              : "per destination rank or node"));
-  if (shape.boolean_or("metadata", false))
-    not_modelled(shape, "metadata", "true", "counted bytes are the payload with its FP8 scales only");
+  m.metadata = shape.boolean_or("metadata", false);
   shape.finish();
 
   const toml::node* rows = root.node("row");
@@ -167,6 +164,9 @@ DeepEpValidationOptions validation_options(const MeasurementFile& m) {
   o.experts = m.experts;
   o.top_k = m.top_k;
   o.group_limit = m.node_limit;
+  o.dispatch_wire = m.dispatch;
+  o.combine_wire = m.combine;
+  o.counted_metadata = m.metadata;
   o.measurements.clear();
   o.eps.clear();
   o.nvlink_calibration_ep = o.rdma_calibration_ep = 0;

@@ -42,6 +42,9 @@ struct MeasurementFile {
   int top_k = 0;
   int node_limit = 0;  // nodes a token may reach; 0: no limit
   int sms = 0;         // SMs (cores) the kernels ran on; recorded, the calibrated efficiency absorbs it
+  workloads::Dtype dispatch = workloads::Dtype::kFp8;  // wire types
+  workloads::Dtype combine = workloads::Dtype::kBf16;
+  bool metadata = false;  // the counted bytes include the top-k indices and weights
   std::vector<MeasuredRow> rows;
 };
 
