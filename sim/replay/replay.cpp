@@ -75,8 +75,10 @@ ReplayOptions resolve(const ReplayOptions& options, const PlatformFacts& platfor
     throw InputError({}, "pipeline_chunks", fmt::format("expected >= 1, got {}", out.pipeline_chunks));
   if (!out.exact_ring_steps) out.exact_ring_steps = *out.fidelity == Fidelity::kPerFlow;
   if (!out.fuse_identical_compute) out.fuse_identical_compute = ranks > 8;
-  if (!out.low_latency_nic_share)
-    out.low_latency_nic_share = ranks > 0 ? platform.npus[placement.npu_of_rank[0]].low_latency_nic_share : 1.0;
+  if (!out.low_latency_nic_share) {  // only the low-latency plan reads it
+    const bool known = ranks > 0 && static_cast<std::size_t>(placement.npu_of_rank[0]) < platform.npus.size();
+    out.low_latency_nic_share = known ? platform.npus[placement.npu_of_rank[0]].low_latency_nic_share : 1.0;
+  }
   return out;
 }
 
