@@ -87,6 +87,7 @@ NpuSpec read_npu(TableReader t) {
   npu.hbm_bandwidth_Bps = t.quantity("hbm_bandwidth", Quantity::kBandwidth);
   npu.hbm_capacity_bytes = t.quantity("hbm_capacity", Quantity::kBytes);
   npu.comm_compute_share = read_share(t, "comm_compute_share");
+  npu.comm_peer_cost_s = latency_or_zero(t, "comm_peer_cost");
   t.finish();
   return npu;
 }

@@ -21,6 +21,9 @@ struct NpuSpec {
   double hbm_bandwidth_Bps = 0;   // bytes/s
   double hbm_capacity_bytes = 0;  // bytes
   double comm_compute_share = 0;  // [0, kCommComputeShareLimit): share of compute that communication kernels occupy
+  // s, >= 0: a dispatch/combine kernel's fixed cost per peer and phase
+  // (count exchange, notify, per-peer handshakes; docs/simulator.md).
+  double comm_peer_cost_s = 0;
 };
 
 // comm_compute_share must stay below this (a communication kernel holding

@@ -26,6 +26,7 @@ struct NpuFacts {
   // Property low_latency_nic_share: the low-latency kernel's RDMA rate over
   // the NIC link's (scaleout.low_latency_efficiency / nic_efficiency); 1 when absent.
   double low_latency_nic_share = 1;
+  double comm_peer_cost_s = 0;  // property comm_peer_cost (s): a dispatch/combine phase's cost per peer; 0 when absent
 };
 
 struct LinkFacts {

@@ -50,6 +50,10 @@ struct CollectivePhase {
   int steps = 1;
   bool per_transfer = false;  // true: one activity per transfer; false: one parallel task per round
   bool per_step = true;       // false: the steps run as one round carrying steps x the bytes (latency paid once)
+  // Paid with the latency (once per round that pays it): a kernel's
+  // per-peer cost x the most peers any rank sends to or receives from in
+  // the phase (dispatch/combine; 0 elsewhere).
+  double setup_s = 0;
 };
 
 struct CollectivePlan {
@@ -78,6 +82,9 @@ struct AlltoallvOptions {
   // NIC link's rate (scaleout.low_latency_efficiency / nic_efficiency); a
   // network transfer carries its bytes / this share on the NIC link.
   double low_latency_nic_share = 1;
+  // Seconds per peer and phase (count exchange, notify, handshakes): each
+  // phase's setup_s is this x the most peers a rank has in it.
+  double peer_cost_s = 0;
 };
 
 // Dispatch or combine (task.transpose) as planned transfers. Tokens a rank

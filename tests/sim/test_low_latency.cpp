@@ -44,15 +44,8 @@ TEST_CASE("low-latency plan: one message per selection, own rank local, network 
   t.tokens[0 * 4 + 1] = 2;
   t.tokens[0 * 4 + 2] = 4;
   t.selections_per_rank = 16;
-  workloads::Task dispatch;
-  dispatch.kind = workloads::TaskKind::kDispatch;
-  dispatch.traffic = 0;
-  dispatch.bytes_per_token = 100;
-  PlatformFacts p;
-  p.nodes = 2;
-  p.npus_per_node = 2;
-  p.npus.resize(4);
-  const Placement place = place_ranks(4, 2, p);
+  const workloads::Task dispatch = testing::dispatch_task(100);
+  const Placement place = place_ranks(4, 2, testing::bare_facts(2, 2));
   AlltoallvOptions o;
   o.algorithm = AlltoallAlgorithm::kLowLatency;
   o.low_latency_nic_share = 0.5;  // the kernel's RDMA at half the NIC link's rate
