@@ -1,5 +1,5 @@
 // `epsim run --platform P --workload W [--set k=v]... [--ep N] [--seed N]
-//   [--schedule serial|overlap] [--algorithm direct|hierarchical] [--fidelity per-flow|aggregated]
+//   [--schedule serial|overlap] [--algorithm direct|hierarchical|low-latency] [--fidelity per-flow|aggregated]
 //   [--all-reduce ring|hierarchical] [--json] [--trace FILE]`:
 // replays one training step on SimGrid and prints the report with bounds.
 // The options and the simulation itself are in run_request.hpp (sweeps share them).

@@ -43,6 +43,11 @@ sim::DeepEpValidationOptions options(const ValidateState& s) {
       throw option_error(flag, "the measured rows are " + sim::measured_eps(o.measurements) + "; got " +
                                    std::to_string(ep));
   };
+  if (o.kernel == sim::DeepEpKernel::kLowLatency)
+    for (const auto& [flag, row] : {std::pair{"--nvlink-row", s.nvlink_row}, std::pair{"--rdma-row", s.rdma_row}})
+      if (row != 0)
+        throw option_error(flag, "the file's rows are low-latency kernels: they calibrate "
+                                 "scaleout.low_latency_efficiency only (its row is the file's)");
   if (s.nvlink_row != 0) {
     measured("--nvlink-row", s.nvlink_row);
     if (s.nvlink_row > sim::kDeepEpGpusPerNode)

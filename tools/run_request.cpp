@@ -38,8 +38,10 @@ sim::ReplayOptions replay_options(const RunRequest& r) {
     o.algorithm = sim::AlltoallAlgorithm::kDirect;
   else if (r.algorithm == "hierarchical")
     o.algorithm = sim::AlltoallAlgorithm::kHierarchical;
+  else if (r.algorithm == "low-latency")
+    o.algorithm = sim::AlltoallAlgorithm::kLowLatency;
   else if (!r.algorithm.empty())
-    throw option_error("--algorithm", "expected direct or hierarchical, got \"" + r.algorithm + "\"");
+    throw option_error("--algorithm", "expected direct, hierarchical or low-latency, got \"" + r.algorithm + "\"");
   if (const auto f = parse_fidelity(r.fidelity)) o.fidelity = *f;
   if (r.all_reduce == "ring")
     o.all_reduce = sim::AllReduceAlgorithm::kRing;
@@ -96,7 +98,8 @@ void add_run_options(CLI::App& cmd, RunRequest& r) {
   cmd.add_option("--schedule", r.schedule, "serial (no overlap) or overlap (two micro-batches)")
       ->capture_default_str();
   cmd.add_option("--algorithm", r.algorithm,
-                 "dispatch/combine: direct or hierarchical (DeepEP-style relay, pipelined); default hierarchical "
+                 "dispatch/combine: direct, hierarchical (DeepEP-style relay, pipelined) or low-latency (one message "
+                 "per token and expert); default hierarchical "
                  "where the scale-out path is slower than the scale-up fabric");
   cmd.add_option("--fidelity", r.fidelity,
                  "dispatch/combine timing: per-flow (one activity per rank pair, up to 16 ranks) or aggregated "

@@ -20,7 +20,7 @@ struct RunRequest {
   std::optional<int> ep;               // unset: the workload's own
   std::optional<long long> seed;       // unset: the workload's own
   std::string schedule = "overlap";
-  std::string algorithm;  // dispatch/combine: direct or hierarchical; "": from the platform
+  std::string algorithm;  // dispatch/combine: direct, hierarchical or low-latency; "": from the platform
   std::string fidelity;   // per-flow or aggregated; "": per-flow up to 8 ranks
   std::string all_reduce = "hierarchical";
   bool allow_oversubscribed_memory = false;  // same as --set memory.allow_oversubscribed=true

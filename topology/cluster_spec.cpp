@@ -87,6 +87,7 @@ NpuSpec read_npu(TableReader t) {
   npu.hbm_bandwidth_Bps = t.quantity("hbm_bandwidth", Quantity::kBandwidth);
   npu.hbm_capacity_bytes = t.quantity("hbm_capacity", Quantity::kBytes);
   npu.comm_compute_share = read_share(t, "comm_compute_share");
+  npu.comm_peer_cost_s = latency_or_zero(t, "comm_peer_cost");
   t.finish();
   return npu;
 }
@@ -122,6 +123,7 @@ ScaleoutSpec read_scaleout(TableReader t) {
   s.nic_per_npu = t.choice_or("nics", "per_npu", {"per_npu", "per_node"}) == "per_npu";
   s.nic_bandwidth_Bps = t.quantity("nic_bandwidth", Quantity::kBandwidth);
   s.nic_efficiency = read_efficiency(t, "nic_efficiency");
+  s.low_latency_efficiency = t.has("low_latency_efficiency") ? read_efficiency(t, "low_latency_efficiency") : s.nic_efficiency;
   s.nic_latency_s = latency_or_zero(t, "nic_latency");
   s.switch_latency_s = latency_or_zero(t, "switch_latency");
   if (s.kind == ScaleoutKind::kLeafSpine) {

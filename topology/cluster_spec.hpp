@@ -21,6 +21,9 @@ struct NpuSpec {
   double hbm_bandwidth_Bps = 0;   // bytes/s
   double hbm_capacity_bytes = 0;  // bytes
   double comm_compute_share = 0;  // [0, kCommComputeShareLimit): share of compute that communication kernels occupy
+  // s, >= 0: a dispatch/combine kernel's fixed cost per peer and phase
+  // (count exchange, notify, per-peer handshakes; docs/simulator.md).
+  double comm_peer_cost_s = 0;
 };
 
 // comm_compute_share must stay below this (a communication kernel holding
@@ -51,6 +54,7 @@ struct NodeSpec {
 // read in (0, 1]; the topology builds its links at the effective rate.
 inline constexpr const char* kLinkEfficiencyKey = "node.link_efficiency";
 inline constexpr const char* kNicEfficiencyKey = "scaleout.nic_efficiency";
+inline constexpr const char* kLowLatencyEfficiencyKey = "scaleout.low_latency_efficiency";
 
 // The fabric between nodes. `kSwitch`: one switch; `kLeafSpine`: leaves of
 // `nodes_per_leaf` nodes under one (aggregated) spine tier; `kRail`: NIC i of
@@ -64,6 +68,10 @@ struct ScaleoutSpec {
   double nic_efficiency = 1;     // (0, 1]: share of the line rate a transfer achieves
   double nic_latency_s = 0;
   double effective_nic_bandwidth_Bps() const { return nic_efficiency * nic_bandwidth_Bps; }
+  // (0, 1]: share of the NIC line rate the low-latency dispatch/combine
+  // kernel's one-write-per-(token, expert) RDMA traffic achieves; absent:
+  // nic_efficiency (docs/validation.md, "Low-latency kernels").
+  double low_latency_efficiency = 1;
   double switch_latency_s = 0;  // >= 0, per switch crossed
   int nodes_per_leaf = 0;       // leaf_spine only
   double oversubscription = 1;  // leaf_spine only: leaf down / up capacity, >= 1

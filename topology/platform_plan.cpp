@@ -38,6 +38,9 @@ PlanHost npu_host(const TopologyGraph& topo, int node, int local) {
   h.properties.emplace_back("hbm_bandwidth", number(npu.hbm_bandwidth_Bps));
   h.properties.emplace_back("hbm_capacity", number(npu.hbm_capacity_bytes));
   h.properties.emplace_back("comm_compute_share", number(npu.comm_compute_share));
+  if (npu.comm_peer_cost_s > 0) h.properties.emplace_back("comm_peer_cost", number(npu.comm_peer_cost_s));
+  if (const auto& so = topo.spec().scaleout)  // the low-latency kernel's NIC rate, relative to the NIC link's
+    h.properties.emplace_back("low_latency_nic_share", number(so->low_latency_efficiency / so->nic_efficiency));
   h.properties.emplace_back("node", std::to_string(node));
   h.properties.emplace_back("local", std::to_string(local));
   return h;

@@ -155,6 +155,12 @@ LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& p
     npu.comm_compute_share = number_property(ctx, host, "comm_compute_share", std::nullopt, 0);
     if (npu.comm_compute_share >= topology::kCommComputeShareLimit)
       ctx.fail(subject, fmt::format("property comm_compute_share must be in [0, 1), got {:g}", npu.comm_compute_share));
+    npu.comm_peer_cost_s = number_property(ctx, host, "comm_peer_cost", Quantity::kTime, 0);
+    if (!(npu.comm_peer_cost_s >= 0))
+      ctx.fail(subject, fmt::format("property comm_peer_cost must be >= 0, got {:g}", npu.comm_peer_cost_s));
+    npu.low_latency_nic_share = number_property(ctx, host, "low_latency_nic_share", std::nullopt, 1);
+    if (!(npu.low_latency_nic_share > 0))
+      ctx.fail(subject, fmt::format("property low_latency_nic_share must be > 0, got {:g}", npu.low_latency_nic_share));
     for (auto [key, expected] : {std::pair<const char*, int>{"node", npu.node}, {"local", npu.local}}) {
       const char* text = host->get_property(key);
       if (text != nullptr && std::string(text) != std::to_string(expected))

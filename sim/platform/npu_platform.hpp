@@ -29,7 +29,8 @@ struct LoadedPlatform {
 // route of an NPU is exactly its HBM link; routes between NPUs start with
 // the source's HBM link and end with the destination's.
 // Properties are plain SI numbers or unit strings ("1.6TBps"), except
-// comm_compute_share, node and local (plain numbers).
+// comm_compute_share, node and local (plain numbers); optional comm_peer_cost
+// (s, >= 0) and low_latency_nic_share (> 0, default 1).
 // Throws InputError naming `platform_path` and the offending host or link.
 // Loopbacks are checked here, other routes when first used (check_all_routes).
 LoadedPlatform discover_platform(const simgrid::s4u::Engine& engine, const std::string& platform_path);

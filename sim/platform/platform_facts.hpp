@@ -23,6 +23,10 @@ struct NpuFacts {
   double comm_compute_share = 0;  // share of compute a communication kernel holds while it runs, in [0, 1)
   int hbm_link = -1;              // index into PlatformFacts::links
   double flops_int8_per_s = 0;    // property flops_int8 (OP/s); 0 when absent
+  // Property low_latency_nic_share: the low-latency kernel's RDMA rate over
+  // the NIC link's (scaleout.low_latency_efficiency / nic_efficiency); 1 when absent.
+  double low_latency_nic_share = 1;
+  double comm_peer_cost_s = 0;  // property comm_peer_cost (s): a dispatch/combine phase's cost per peer; 0 when absent
 };
 
 struct LinkFacts {

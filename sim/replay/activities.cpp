@@ -135,7 +135,7 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
                          ->set_hosts({hosts[t.src_npu], hosts[t.dst_npu]})
                          ->set_flops_amounts({src_flops, dst_flops})
                          ->set_bytes_amounts({0.0, t.bytes * scale, 0.0, 0.0}),
-                     latency ? route_latency_s(platform, t.src_npu, t.dst_npu) : 0.0});
+                     latency ? phase.setup_s + route_latency_s(platform, t.src_npu, t.dst_npu) : 0.0});
     }
     return out;
   }
@@ -165,6 +165,7 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
   // transfers re-paired with the same bytes on every link (ptask_entries.hpp).
   for (const Transfer& t : carried ? *carried : ptask_entries(phase.transfers, platform))
     bytes[slot(t.src_npu) * n + slot(t.dst_npu)] += t.bytes * scale;
+  if (latency) latency_s += phase.setup_s;
   out.push_back(
       {s4u::Exec::init()->set_hosts(ptask_hosts)->set_flops_amounts(flops)->set_bytes_amounts(bytes), latency_s});
   return out;

@@ -22,6 +22,7 @@ const char* to_string(AlltoallAlgorithm a) {
   switch (a) {
     case AlltoallAlgorithm::kDirect: return "direct";
     case AlltoallAlgorithm::kHierarchical: return "hierarchical";
+    case AlltoallAlgorithm::kLowLatency: return "low-latency";
   }
   return "?";
 }
@@ -58,10 +59,45 @@ void push_nonempty(CollectivePlan& plan, CollectivePhase phase) {
   if (!phase.transfers.empty()) plan.phases.push_back(std::move(phase));
 }
 
+// The most peers one NPU sends to or receives from in the phase.
+int max_peers(const CollectivePhase& phase) {
+  std::map<int, std::set<int>> peers;
+  for (const Transfer& t : phase.transfers) {
+    peers[t.src_npu].insert(t.dst_npu);
+    peers[t.dst_npu].insert(t.src_npu);
+  }
+  std::size_t most = 0;
+  for (const auto& [npu, set] : peers) most = std::max(most, set.size());
+  return static_cast<int>(most);
+}
+
+// Dispatch/combine phases pay the kernel's per-peer cost with their latency.
+CollectivePlan with_peer_costs(CollectivePlan plan, double peer_cost_s) {
+  if (peer_cost_s > 0)
+    for (CollectivePhase& phase : plan.phases) phase.setup_s = peer_cost_s * max_peers(phase);
+  return plan;
+}
+
+}  // namespace
+
+namespace {
+
+CollectivePlan plan_alltoallv_transfers(const Task& task, const TrafficMatrix& traffic, const Placement& placement,
+                                        const AlltoallvOptions& options);
+
 }  // namespace
 
 CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, const Placement& placement,
                               const AlltoallvOptions& options) {
+  if (!(options.peer_cost_s >= 0))
+    throw InternalError(fmt::format("task {}: peer_cost_s must be >= 0", task.id));
+  return with_peer_costs(plan_alltoallv_transfers(task, traffic, placement, options), options.peer_cost_s);
+}
+
+namespace {
+
+CollectivePlan plan_alltoallv_transfers(const Task& task, const TrafficMatrix& traffic, const Placement& placement,
+                                        const AlltoallvOptions& options) {
   const int ranks = static_cast<int>(placement.npu_of_rank.size());
   const std::string subject = fmt::format("task {} traffic {}", task.id, task.traffic);
   if (options.pipeline_chunks < 1)
@@ -79,6 +115,35 @@ CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, co
   CollectivePlan plan;
   plan.participants = all_npus(placement);
   const bool per_transfer = options.fidelity == Fidelity::kPerFlow;
+
+  if (options.algorithm == AlltoallAlgorithm::kLowLatency) {
+    if (traffic.selections_per_rank <= 0)
+      throw InputError({}, "algorithm",
+                       fmt::format("{}: low-latency sends one message per (token, expert); this traffic has no "
+                                   "selection count",
+                                   subject));
+    if (!(options.low_latency_nic_share > 0))
+      throw InternalError(fmt::format("{}: low_latency_nic_share must be > 0", subject));
+    CollectivePhase phase;
+    phase.name = "low-latency";
+    phase.per_transfer = per_transfer;
+    const double selections = static_cast<double>(traffic.selections_per_rank);
+    for (int s = 0; s < ranks; ++s) {
+      double copies = 0;  // token copies s sends, one per (token, destination rank)
+      for (int d = 0; d < ranks; ++d) copies += static_cast<double>(traffic.at(s, d));
+      if (copies == 0) continue;
+      for (int d = 0; d < ranks; ++d) {
+        const double share = placement.node_of_rank(s) == placement.node_of_rank(d) ? 1.0 : options.low_latency_nic_share;
+        const double b = static_cast<double>(traffic.at(s, d)) * selections / copies * bpt / share;
+        if (task.transpose)
+          add(phase, npu[d], npu[s], b);
+        else
+          add(phase, npu[s], npu[d], b);
+      }
+    }
+    push_nonempty(plan, std::move(phase));
+    return plan;
+  }
 
   if (options.algorithm != AlltoallAlgorithm::kHierarchical) {
     CollectivePhase phase;
@@ -143,6 +208,8 @@ CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, co
   if (plan.phases.size() == 2) plan.pipeline_chunks = options.pipeline_chunks;
   return plan;
 }
+
+}  // namespace
 
 namespace {
 
@@ -322,6 +389,11 @@ RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform
     worst_transfer_s = std::max(worst_transfer_s, latency_s + slowest_s);
   }
   if (phase.transfers.empty()) return {};
+  if (latency) {
+    max_latency_s += phase.setup_s;
+    min_latency_s += phase.setup_s;
+    worst_transfer_s += phase.setup_s;
+  }
   double link_s = 0;
   for (std::size_t l = 0; l < load.size(); ++l) {
     // One parallel task charges a FATPIPE link with the sum of its own

@@ -17,6 +17,8 @@ enum class AlltoallAlgorithm {
   kDirect,        // every (src, dst) rank pair exchanges its tokens directly
   kHierarchical,  // DeepEP-style: per (source, destination node) to the rank with the source's local
                   // index there, then forwarding inside the node; the two stages pipelined in chunks
+  kLowLatency,    // DeepEP-style low-latency: one message per (token, selected expert) straight to the
+                  // expert's rank, no deduplication, no relay; across nodes at the NIC's low-latency rate
 };
 
 // How finely the simulator times a phase; see docs/simulator.md.
@@ -48,6 +50,10 @@ struct CollectivePhase {
   int steps = 1;
   bool per_transfer = false;  // true: one activity per transfer; false: one parallel task per round
   bool per_step = true;       // false: the steps run as one round carrying steps x the bytes (latency paid once)
+  // Paid with the latency (once per round that pays it): a kernel's
+  // per-peer cost x the most peers any rank sends to or receives from in
+  // the phase (dispatch/combine; 0 elsewhere).
+  double setup_s = 0;
 };
 
 struct CollectivePlan {
@@ -72,12 +78,23 @@ struct AlltoallvOptions {
   // (Buffer.get_dispatch_config), i.e. tens of chunks per peer; 32 leaves a
   // pipeline fill of 1/32 of a stage.
   int pipeline_chunks = 32;
+  // Low-latency only: the rate its per-selection RDMA writes reach over the
+  // NIC link's rate (scaleout.low_latency_efficiency / nic_efficiency); a
+  // network transfer carries its bytes / this share on the NIC link.
+  double low_latency_nic_share = 1;
+  // Seconds per peer and phase (count exchange, notify, handshakes): each
+  // phase's setup_s is this x the most peers a rank has in it.
+  double peer_cost_s = 0;
 };
 
 // Dispatch or combine (task.transpose) as planned transfers. Tokens a rank
-// routes to its own experts do not move. Throws InputError when
-// pipeline_chunks < 1, and InternalError when the traffic matrix does not
-// match the placement (our builder makes them match).
+// routes to its own experts do not move. Low-latency sends each source
+// rank's traffic.selections_per_rank selections, split over destinations
+// in proportion to its tokens for them (traffic.tokens counts a token once
+// per destination rank). Throws InputError when pipeline_chunks < 1 or
+// when low-latency meets traffic without selection counts, and
+// InternalError when the traffic matrix does not match the placement (our
+// builder makes them match).
 CollectivePlan plan_alltoallv(const workloads::Task& task, const workloads::TrafficMatrix& traffic,
                               const Placement& placement, const AlltoallvOptions& options);
 

@@ -75,6 +75,10 @@ ReplayOptions resolve(const ReplayOptions& options, const PlatformFacts& platfor
     throw InputError({}, "pipeline_chunks", fmt::format("expected >= 1, got {}", out.pipeline_chunks));
   if (!out.exact_ring_steps) out.exact_ring_steps = *out.fidelity == Fidelity::kPerFlow;
   if (!out.fuse_identical_compute) out.fuse_identical_compute = ranks > 8;
+  const bool known = ranks > 0 && static_cast<std::size_t>(placement.npu_of_rank[0]) < platform.npus.size();
+  if (!out.low_latency_nic_share)  // only the low-latency plan reads it
+    out.low_latency_nic_share = known ? platform.npus[placement.npu_of_rank[0]].low_latency_nic_share : 1.0;
+  if (!out.peer_cost_s) out.peer_cost_s = known ? platform.npus[placement.npu_of_rank[0]].comm_peer_cost_s : 0.0;
   return out;
 }
 
@@ -83,6 +87,8 @@ AlltoallvOptions alltoallv_options(const ReplayOptions& resolved) {
   o.algorithm = *resolved.algorithm;
   o.fidelity = *resolved.fidelity;
   o.pipeline_chunks = resolved.pipeline_chunks;
+  o.low_latency_nic_share = resolved.low_latency_nic_share.value_or(1.0);
+  o.peer_cost_s = resolved.peer_cost_s.value_or(0.0);
   return o;
 }
 

@@ -32,6 +32,12 @@ struct ReplayOptions {
   // (1: the intra-node stage starts when the whole network stage ends).
   int pipeline_chunks = AlltoallvOptions{}.pipeline_chunks;
   AllReduceAlgorithm all_reduce = AllReduceAlgorithm::kHierarchical;
+  // Low-latency dispatch/combine: its RDMA rate over the NIC link's; unset:
+  // the platform's (NpuFacts::low_latency_nic_share of the first rank's NPU).
+  std::optional<double> low_latency_nic_share;
+  // Dispatch/combine cost per peer and phase (s); unset: the platform's
+  // (NpuFacts::comm_peer_cost_s of the first rank's NPU).
+  std::optional<double> peer_cost_s;
   // Ring steps as separate rounds (latency per step); unset: only with per-flow.
   std::optional<bool> exact_ring_steps;
   // Run a compute task as one parallel task for all ranks that start it at

@@ -51,7 +51,7 @@ struct Report {
   int nodes_used = 0;       // nodes the ranks occupy
   int platform_nodes = 0;   // nodes of the platform
   std::string schedule;
-  std::string algorithm;  // dispatch/combine: direct or hierarchical
+  std::string algorithm;  // dispatch/combine: direct, hierarchical or low-latency
   std::string fidelity;   // per-flow or aggregated
   std::string all_reduce;
   int ranks = 0;

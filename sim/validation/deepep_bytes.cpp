@@ -3,30 +3,62 @@
 
 #include <cmath>
 
+#include "core/error.hpp"
+#include "core/moe_formulas.hpp"
+
 namespace epsim::sim {
 
 namespace {
 
 double padded16(double bytes) { return std::ceil(bytes / 16.0) * 16.0; }
 
+// Payload of one token on the wire.
+double payload_bytes(int hidden, workloads::Dtype wire, const char* kernel) {
+  const double h = hidden;
+  switch (wire) {
+    case workloads::Dtype::kBf16: return 2.0 * h;
+    case workloads::Dtype::kFp8:
+    case workloads::Dtype::kInt8: return h + static_cast<double>(fp8_scale_bytes(hidden));
+    case workloads::Dtype::kFp32: break;
+  }
+  throw InputError({}, kernel, "DeepEP's kernels send fp8, int8 or bf16 tokens");
+}
+
 }  // namespace
 
-DeepEpTokenBytes deepep_token_bytes(int hidden, int top_k) {
+const char* to_string(DeepEpKernel k) { return k == DeepEpKernel::kNormal ? "normal" : "low_latency"; }
+
+DeepEpTokenBytes deepep_token_bytes(int hidden, int top_k, DeepEpKernel kernel, workloads::Dtype dispatch,
+                                    workloads::Dtype combine) {
   DeepEpTokenBytes b;
-  const double h = hidden;
-  b.dispatch_counted = h * (1.0 + 4.0 / 128.0);
-  b.combine_counted = h * 2.0;
-  const double scales = 4.0 * std::ceil(h / 128.0);
+  const double d = payload_bytes(hidden, dispatch, "dispatch");
+  const double c = payload_bytes(hidden, combine, "combine");
+  if (kernel == DeepEpKernel::kLowLatency) {
+    const double header = 16.0;  // DeepEP LL: an int4 of source index and metadata before the payload
+    b.dispatch_counted = b.dispatch_moved = d + header;
+    b.combine_counted = b.combine_moved = c;
+    return b;
+  }
+  b.dispatch_counted = d;
+  b.combine_counted = c;
   const double source_record = 8.0;
-  b.dispatch_moved = padded16(h + scales + 4.0 * top_k + 4.0 * top_k + source_record);
-  b.combine_moved = padded16(2.0 * h + 4.0 * top_k + source_record);
+  b.dispatch_moved = padded16(d + 4.0 * top_k + 4.0 * top_k + source_record);
+  b.combine_moved = padded16(c + 4.0 * top_k + source_record);
   return b;
 }
 
-DeepEpCountedBytes deepep_counted_bytes(const workloads::TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes) {
+DeepEpTokenBytes with_counted_metadata(DeepEpTokenBytes bytes, int top_k) {
+  bytes.dispatch_counted += static_cast<double>(top_k) * static_cast<double>(kRoutingIndexBytes + kRoutingWeightBytes);
+  return bytes;
+}
+
+DeepEpCountedBytes deepep_counted_bytes(const workloads::TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes,
+                                        DeepEpKernel kernel) {
   DeepEpCountedBytes out;
   double counted_tokens = 0;
-  if (traffic.nodes() == 1) {
+  if (kernel == DeepEpKernel::kLowLatency) {
+    counted_tokens = static_cast<double>(traffic.selections_per_rank) * traffic.ranks;
+  } else if (traffic.nodes() == 1) {
     for (std::int32_t t : traffic.tokens) counted_tokens += t;
   } else {
     double local_node_tokens = 0;

@@ -7,6 +7,12 @@
 
 namespace epsim::sim {
 
+// DeepEP's two kernel families: normal (high-throughput, hierarchical
+// relay, tokens deduplicated per rank/node) and low-latency (one message
+// per (token, selected expert), straight to the expert's rank over RDMA).
+enum class DeepEpKernel { kNormal, kLowLatency };
+const char* to_string(DeepEpKernel k);  // "normal", "low_latency"
+
 // Bytes per token. `counted` is what DeepEP's tests divide by the kernel
 // time: hidden x (1 + 4/128) for FP8 dispatch (one FP32 scale per 128
 // channels), hidden x 2 for BF16 combine. `moved` is the message DeepEP's
@@ -19,7 +25,22 @@ struct DeepEpTokenBytes {
   double dispatch_moved = 0;
   double combine_moved = 0;
 };
-DeepEpTokenBytes deepep_token_bytes(int hidden, int top_k);
+// Low-latency: one message per selection, counted as sent: FP8 hidden, one
+// FP32 scale per 128 channels and a 16-byte header (DeepEP's LL message and
+// its test's count), BF16 hidden in combine.
+// Wire types (`dispatch`, `combine`): kFp8 and kInt8 carry one FP32 scale
+// per 128 channels (the kernels' block quantization, whatever the 8-bit
+// type), kBf16 two bytes per channel and no scale; the defaults are
+// DeepEP's FP8 dispatch and BF16 combine. InputError for another dtype.
+DeepEpTokenBytes deepep_token_bytes(int hidden, int top_k, DeepEpKernel kernel = DeepEpKernel::kNormal,
+                                    workloads::Dtype dispatch = workloads::Dtype::kFp8,
+                                    workloads::Dtype combine = workloads::Dtype::kBf16);
+
+// The same with the routing metadata counted as DeepEP-Ascend's test counts
+// it: a dispatched token's top-k int64 indices and FP32 weights added to
+// dispatch_counted (7168 + 224 + 48 + 24 = 7464 B at top-6); combine's count
+// and the moved messages unchanged.
+DeepEpTokenBytes with_counted_metadata(DeepEpTokenBytes bytes, int top_k);
 
 // What DeepEP's benchmark counts per rank (the rank's own tokens included),
 // means over ranks: in one node, tokens received x token bytes ("NVL"
@@ -32,6 +53,8 @@ struct DeepEpCountedBytes {
   // (counted by the benchmark, never on the NIC); 0 in one node.
   double local_node_share = 0;
 };
-DeepEpCountedBytes deepep_counted_bytes(const workloads::TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes);
+// Low-latency: every selection of the rank's tokens (traffic.selections_per_rank), its own rank's included.
+DeepEpCountedBytes deepep_counted_bytes(const workloads::TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes,
+                                        DeepEpKernel kernel = DeepEpKernel::kNormal);
 
 }  // namespace epsim::sim

@@ -34,9 +34,17 @@ TaskGraph deepep_kernel_graph(const TrafficMatrix& traffic, const DeepEpTokenByt
   return g;
 }
 
-ReplayOptions deepep_replay_options(int pipeline_chunks) {
+namespace {
+
+AlltoallAlgorithm algorithm_of(DeepEpKernel kernel) {
+  return kernel == DeepEpKernel::kNormal ? AlltoallAlgorithm::kHierarchical : AlltoallAlgorithm::kLowLatency;
+}
+
+}  // namespace
+
+ReplayOptions deepep_replay_options(int pipeline_chunks, DeepEpKernel kernel) {
   ReplayOptions o;
-  o.algorithm = AlltoallAlgorithm::kHierarchical;
+  o.algorithm = algorithm_of(kernel);
   o.fidelity = Fidelity::kAggregated;
   o.pipeline_chunks = pipeline_chunks;
   o.record_link_spans = false;
@@ -44,10 +52,10 @@ ReplayOptions deepep_replay_options(int pipeline_chunks) {
 }
 
 DeepEpTimes time_deepep_kernels(SimEngine& engine, const LoadedPlatform& platform, const TrafficMatrix& traffic,
-                                const DeepEpTokenBytes& token_bytes, int pipeline_chunks) {
+                                const DeepEpTokenBytes& token_bytes, int pipeline_chunks, DeepEpKernel kernel) {
   const TaskGraph graph = deepep_kernel_graph(traffic, token_bytes);
   const Placement placement = place_ranks(graph.ranks, graph.ranks_per_node, platform.facts);
-  const Timeline t = replay(engine, platform, placement, graph, deepep_replay_options(pipeline_chunks));
+  const Timeline t = replay(engine, platform, placement, graph, deepep_replay_options(pipeline_chunks, kernel));
   DeepEpTimes out;
   for (const CollectiveSpan& c : t.collectives) {
     const double kernel_s = c.end_s - c.start_s;
@@ -56,16 +64,20 @@ DeepEpTimes time_deepep_kernels(SimEngine& engine, const LoadedPlatform& platfor
   return out;
 }
 
-DeepEpMovedTokens deepep_moved_tokens(const TrafficMatrix& traffic, const PlatformFacts& platform) {
+DeepEpMovedTokens deepep_moved_tokens(const TrafficMatrix& traffic, const PlatformFacts& platform,
+                                      DeepEpKernel kernel) {
   const TaskGraph graph = deepep_kernel_graph(traffic, DeepEpTokenBytes{1, 1, 1, 1});
   const Placement placement = place_ranks(graph.ranks, graph.ranks_per_node, platform);
   AlltoallvOptions o;
-  o.algorithm = AlltoallAlgorithm::kHierarchical;
+  o.algorithm = algorithm_of(kernel);
   const CollectivePlan plan = plan_alltoallv(graph.tasks[0], traffic, placement, o);
   DeepEpMovedTokens out;
   for (const CollectivePhase& phase : plan.phases)
-    for (const Transfer& x : phase.transfers)
-      (phase.name == "inter-node" ? out.network_tokens_per_rank : out.intra_node_tokens_per_rank) += x.bytes;
+    for (const Transfer& x : phase.transfers) {
+      const bool network = kernel == DeepEpKernel::kNormal ? phase.name == "inter-node"
+                                                           : platform.npus[x.src_npu].node != platform.npus[x.dst_npu].node;
+      (network ? out.network_tokens_per_rank : out.intra_node_tokens_per_rank) += x.bytes;
+    }
   out.network_tokens_per_rank /= traffic.ranks;
   out.intra_node_tokens_per_rank /= traffic.ranks;
   return out;

@@ -16,10 +16,11 @@ namespace epsim::sim {
 // combine (task 1, transposed) at combine_moved, nothing else.
 workloads::TaskGraph deepep_kernel_graph(const workloads::TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes);
 
-// How DeepEP's kernels run: hierarchical (in one node that is the direct
-// exchange), every round one parallel task, the two stages pipelined in
-// `pipeline_chunks` chunks.
-ReplayOptions deepep_replay_options(int pipeline_chunks);
+// How DeepEP's kernels run: normal is hierarchical (in one node that is the
+// direct exchange), every round one parallel task, the two stages
+// pipelined in `pipeline_chunks` chunks; low-latency is the replay's
+// low-latency alltoallv (one round, one message per selection).
+ReplayOptions deepep_replay_options(int pipeline_chunks, DeepEpKernel kernel = DeepEpKernel::kNormal);
 
 struct DeepEpTimes {
   double dispatch_s = 0;  // kernel time: first byte sent to last byte received, all ranks
@@ -33,15 +34,18 @@ struct DeepEpTimes {
 // ranks do not fit the platform.
 DeepEpTimes time_deepep_kernels(SimEngine& engine, const LoadedPlatform& platform,
                                 const workloads::TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes,
-                                int pipeline_chunks);
+                                int pipeline_chunks, DeepEpKernel kernel = DeepEpKernel::kNormal);
 
 // Bytes that cross the network and the links inside nodes per rank in
-// dispatch (network = the plan's inter-node stage, the rest intra-node),
-// means over ranks; combine moves the same tokens back at combine_moved.
+// dispatch (normal: network = the plan's inter-node stage, the rest
+// intra-node; low-latency: messages between nodes and inside one, at the
+// NIC's own rate), means over ranks; combine moves the same tokens back at
+// combine_moved.
 struct DeepEpMovedTokens {
   double network_tokens_per_rank = 0;
   double intra_node_tokens_per_rank = 0;
 };
-DeepEpMovedTokens deepep_moved_tokens(const workloads::TrafficMatrix& traffic, const PlatformFacts& platform);
+DeepEpMovedTokens deepep_moved_tokens(const workloads::TrafficMatrix& traffic, const PlatformFacts& platform,
+                                      DeepEpKernel kernel = DeepEpKernel::kNormal);
 
 }  // namespace epsim::sim

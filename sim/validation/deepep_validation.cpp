@@ -59,6 +59,11 @@ const DeepEpMeasurement& measurement(const DeepEpValidationOptions& o, int ep, c
   throw InputError({}, what, fmt::format("the measured rows are {}; got EP{}", measured_eps(o.measurements), ep));
 }
 
+DeepEpTokenBytes validated_token_bytes(const DeepEpValidationOptions& o) {
+  const DeepEpTokenBytes b = deepep_token_bytes(o.hidden, o.top_k, o.kernel, o.dispatch_wire, o.combine_wire);
+  return o.counted_metadata ? with_counted_metadata(b, o.top_k) : b;
+}
+
 // The running platform with link bandwidths that follow a cluster spec: a
 // changed spec is applied link by link as the topology derives it (ports,
 // NICs and the switch backplanes and rails built from them), to SimGrid and
@@ -71,7 +76,7 @@ class Bench {
         open_(open_platform(spec)),
         engine_(*open_.engine),
         platform_(open_.loaded),
-        token_bytes_(deepep_token_bytes(o.hidden, o.top_k)) {
+        token_bytes_(validated_token_bytes(o)) {
     for (std::size_t l = 0; l < platform_.facts.links.size(); ++l) link_index_[platform_.facts.links[l].name] = l;
   }
 
@@ -98,14 +103,20 @@ class Bench {
     }
   }
 
+  // The low-latency kernel's NIC rate at scaleout.low_latency_efficiency
+  // (the NIC links stay at nic_efficiency: the plan carries the difference).
+  void set_low_latency_efficiency(double e) {
+    for (NpuFacts& npu : platform_.facts.npus) npu.low_latency_nic_share = e / spec_.scaleout->nic_efficiency;
+  }
+
   DeepEpRow run(int ep) {
     const workloads::TrafficMatrix& traffic = sampled(ep);
     DeepEpRow row;
     row.ep = ep;
     row.internode = traffic.nodes() > 1;
-    row.counted = deepep_counted_bytes(traffic, token_bytes_);
-    row.moved = deepep_moved_tokens(traffic, platform_.facts);
-    row.times = time_deepep_kernels(engine_, platform_, traffic, token_bytes_, o_.pipeline_chunks);
+    row.counted = deepep_counted_bytes(traffic, token_bytes_, o_.kernel);
+    row.moved = deepep_moved_tokens(traffic, platform_.facts, o_.kernel);
+    row.times = time_deepep_kernels(engine_, platform_, traffic, token_bytes_, o_.pipeline_chunks, o_.kernel);
     const DeepEpMeasurement& m = measurement(o_, ep, "EP");
     row.dispatch = {m.dispatch_Bps, m.dispatch_s, row.counted.dispatch_bytes / row.times.dispatch_s,
                     row.times.dispatch_s};
@@ -118,7 +129,9 @@ class Bench {
   const workloads::TrafficMatrix& sampled(int ep) {
     auto it = cache_.find(ep);
     if (it != cache_.end()) return it->second;
-    return cache_.emplace(ep, deepep_benchmark_traffic(o_, ep)).first->second;
+    DeepEpValidationOptions o = o_;
+    if (const int experts = measurement(o_, ep, "EP").experts) o.experts = experts;
+    return cache_.emplace(ep, deepep_benchmark_traffic(o, ep, spec_.node.npus)).first->second;
   }
 
   const DeepEpValidationOptions& o_;
@@ -166,13 +179,13 @@ double calibrate(Bench& bench, int ep, const std::string& source, const char* li
 
 }  // namespace
 
-workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions& o, int ep) {
+workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions& o, int ep, int gpus_per_node) {
   workloads::WorkloadSpec w;
   w.model.layers = 1;
   w.model.experts = o.experts;
   w.model.top_k = o.top_k;
   w.parallel.ep = ep;
-  w.parallel.ranks_per_node = std::min(ep, kGpusPerNode);
+  w.parallel.ranks_per_node = std::min(ep, gpus_per_node);
   w.parallel.tokens_per_micro_batch = o.tokens_per_rank;
   w.parallel.sequence_length = o.tokens_per_rank;
   w.routing.kind = workloads::RoutingKind::kUniform;
@@ -185,20 +198,14 @@ workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions&
   if (!shaped)
     throw InputError({}, "DeepEP routing",
                      fmt::format("EP{} with {} experts, top-{} and at most {} nodes per token is not a DeepEP "
-                                 "benchmark shape (8 GPUs per node, experts a multiple of EP, top-k reachable)",
-                                 ep, o.experts, o.top_k, o.group_limit));
+                                 "benchmark shape ({} GPUs per node, experts a multiple of EP, top-k reachable)",
+                                 ep, o.experts, o.top_k, o.group_limit, gpus_per_node));
   return workloads::sample_routing(w).layers.front().traffic;
 }
 
-DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
-  for (int ep : o.eps) measurement(o, ep, "EP");
-  if (measurement(o, o.nvlink_calibration_ep, "NVLink calibration row").ep > kGpusPerNode)
-    throw InputError({}, "NVLink calibration row", "NVLink calibrates on an intranode row (EP <= 8)");
-  if (measurement(o, o.rdma_calibration_ep, "RDMA calibration row").ep <= kGpusPerNode)
-    throw InputError({}, "RDMA calibration row", "RDMA calibrates on an internode row (EP > 8)");
-  for (int ep : {o.nvlink_calibration_ep, o.rdma_calibration_ep})
-    if (!(measurement(o, ep, "calibration row").dispatch_Bps > 0 || measurement(o, ep, "calibration row").dispatch_s > 0))
-      throw InputError({}, "calibration row", fmt::format("EP{} has no dispatch measurement to calibrate on", ep));
+namespace {
+
+void check_tokens_and_chunks(const DeepEpValidationOptions& o) {
   if (o.tokens_per_rank != o.measured_tokens_per_rank)
     throw InputError({}, "tokens per rank",
                      fmt::format("the rows were measured at {} tokens per rank; at {} there is no measurement "
@@ -206,21 +213,81 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
                                  o.measured_tokens_per_rank, o.tokens_per_rank));
   if (o.pipeline_chunks < 1)
     throw InputError({}, "pipeline chunks", fmt::format("expected >= 1, got {}", o.pipeline_chunks));
+}
 
-  // The platform's verdict is check_platform's, as for every command.
+void check_size(const topology::ClusterSpec& spec, int max_ep) {
+  if (spec.npu_count() < max_ep)
+    throw InputError(SourceLocation{spec.source}, "node.count",
+                     fmt::format("EP{} needs {} nodes of {} GPUs, the platform has {}", max_ep,
+                                 (max_ep + spec.node.npus - 1) / spec.node.npus, spec.node.npus, spec.node.count));
+}
+
+// The platform's verdict is check_platform's, as for every command.
+topology::ClusterSpec validated_cluster(const DeepEpValidationOptions& o) {
   const PlatformShape shape = check_platform(PlatformRequest{o.platform, o.overrides});
   if (!shape.cluster)
     throw InputError(SourceLocation{shape.source}, "",
                      "DeepEP validation needs a cluster TOML or preset, not a SimGrid XML");
-  const topology::ClusterSpec& spec = *shape.cluster;
+  return *shape.cluster;
+}
+
+// Every row of the options, in order, on the calibrated bench.
+std::vector<DeepEpRow> run_rows(Bench& bench, const DeepEpValidationOptions& o, const std::vector<int>& calibration_eps) {
+  std::vector<DeepEpRow> rows;
+  for (int ep : o.eps) {
+    rows.push_back(bench.run(ep));
+    rows.back().calibration = std::find(calibration_eps.begin(), calibration_eps.end(), ep) != calibration_eps.end();
+  }
+  return rows;
+}
+
+// Low-latency rows: one parameter, scaleout.low_latency_efficiency, on one
+// row's dispatch cell; the NVLink and NIC links keep the platform's rates.
+DeepEpValidation run_low_latency_validation(const DeepEpValidationOptions& o, const topology::ClusterSpec& spec) {
+  const DeepEpMeasurement& cal = measurement(o, o.low_latency_calibration_ep, "low-latency calibration row");
+  if (!(cal.dispatch_Bps > 0 || cal.dispatch_s > 0))
+    throw InputError({}, "calibration row", fmt::format("EP{} has no dispatch measurement to calibrate on", cal.ep));
+  if (!spec.scaleout)
+    throw InputError(SourceLocation{spec.source}, "scaleout",
+                     "the low-latency kernel sends over RDMA: the platform needs a [scaleout] network");
+  check_size(spec, std::max(*std::max_element(o.eps.begin(), o.eps.end()), cal.ep));
+  Bench bench(o, spec);
+  DeepEpValidation v;
+  v.options = o;
+  v.token_bytes = bench.token_bytes();
+  v.network_latency_s = route_latency_s(bench.platform().facts, 0, spec.node.npus);
+  v.nvlink_line_rate_Bps = spec.node.link_bandwidth_Bps;
+  v.nic_line_rate_Bps = spec.scaleout->nic_bandwidth_Bps;
+  v.nvlink_efficiency = spec.node.link_efficiency;
+  v.rdma_efficiency = spec.scaleout->nic_efficiency;
+  v.low_latency_efficiency = calibrate(bench, cal.ep, spec.source, "low-latency RDMA", v.nic_line_rate_Bps,
+                                       [&](double e) { bench.set_low_latency_efficiency(e); });
+  v.rows = run_rows(bench, o, {cal.ep});
+  return v;
+}
+
+}  // namespace
+
+DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
+  for (int ep : o.eps) measurement(o, ep, "EP");
+  if (o.kernel == DeepEpKernel::kLowLatency) {
+    check_tokens_and_chunks(o);
+    return run_low_latency_validation(o, validated_cluster(o));
+  }
+  if (measurement(o, o.nvlink_calibration_ep, "NVLink calibration row").ep > kGpusPerNode)
+    throw InputError({}, "NVLink calibration row", "NVLink calibrates on an intranode row (EP <= 8)");
+  if (measurement(o, o.rdma_calibration_ep, "RDMA calibration row").ep <= kGpusPerNode)
+    throw InputError({}, "RDMA calibration row", "RDMA calibrates on an internode row (EP > 8)");
+  for (int ep : {o.nvlink_calibration_ep, o.rdma_calibration_ep})
+    if (!(measurement(o, ep, "calibration row").dispatch_Bps > 0 || measurement(o, ep, "calibration row").dispatch_s > 0))
+      throw InputError({}, "calibration row", fmt::format("EP{} has no dispatch measurement to calibrate on", ep));
+  check_tokens_and_chunks(o);
+
+  const topology::ClusterSpec spec = validated_cluster(o);
   if (spec.node.npus != kGpusPerNode || !spec.scaleout)
     throw InputError(SourceLocation{spec.source}, "node.npus",
                      "DeepEP's rows need 8 GPUs per node and a scale-out network");
-  const int max_ep = std::max(*std::max_element(o.eps.begin(), o.eps.end()), o.rdma_calibration_ep);
-  if (spec.npu_count() < max_ep)
-    throw InputError(SourceLocation{spec.source}, "node.count",
-                     "EP" + std::to_string(max_ep) + " needs " + std::to_string(max_ep / kGpusPerNode) +
-                         " nodes, the platform has " + std::to_string(spec.node.count));
+  check_size(spec, std::max(*std::max_element(o.eps.begin(), o.eps.end()), o.rdma_calibration_ep));
   Bench bench(o, spec);
 
   DeepEpValidation v;
@@ -235,11 +302,7 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
                                   [&](double e) { bench.set_efficiencies(e, rdma); });
   v.rdma_efficiency = calibrate(bench, o.rdma_calibration_ep, spec.source, "RDMA", v.nic_line_rate_Bps,
                                 [&](double e) { bench.set_efficiencies(v.nvlink_efficiency, rdma = e); });
-  for (int ep : o.eps) {
-    DeepEpRow row = bench.run(ep);
-    row.calibration = ep == o.nvlink_calibration_ep || ep == o.rdma_calibration_ep;
-    v.rows.push_back(row);
-  }
+  v.rows = run_rows(bench, o, {o.nvlink_calibration_ep, o.rdma_calibration_ep});
   return v;
 }
 
@@ -260,17 +323,21 @@ std::string format_deepep_validation_json(const DeepEpValidation& v) {
       if (c.measured()) rows.back()["error"] = c.error();
     }
   }
+  auto calibrated = [](double value, double line_rate_Bps, int ep) {
+    return nlohmann::json{{"value", value}, {"line_rate_Bps", line_rate_Bps}, {"row_ep", ep}, {"kernel", "dispatch"}};
+  };
+  const bool ll = v.options.kernel == DeepEpKernel::kLowLatency;
   const nlohmann::json out = {
       {"platform", v.options.platform},
+      {"kernels", to_string(v.options.kernel)},
       {"calibrated",
-       {{topology::kLinkEfficiencyKey, {{"value", v.nvlink_efficiency},
-                                        {"line_rate_Bps", v.nvlink_line_rate_Bps},
-                                        {"row_ep", v.options.nvlink_calibration_ep},
-                                        {"kernel", "dispatch"}}},
-        {topology::kNicEfficiencyKey, {{"value", v.rdma_efficiency},
-                                       {"line_rate_Bps", v.nic_line_rate_Bps},
-                                       {"row_ep", v.options.rdma_calibration_ep},
-                                       {"kernel", "dispatch"}}}}},
+       ll ? nlohmann::json{{topology::kLowLatencyEfficiencyKey,
+                            calibrated(v.low_latency_efficiency, v.nic_line_rate_Bps,
+                                       v.options.low_latency_calibration_ep)}}
+          : nlohmann::json{{topology::kLinkEfficiencyKey, calibrated(v.nvlink_efficiency, v.nvlink_line_rate_Bps,
+                                                                      v.options.nvlink_calibration_ep)},
+                           {topology::kNicEfficiencyKey,
+                            calibrated(v.rdma_efficiency, v.nic_line_rate_Bps, v.options.rdma_calibration_ep)}}},
       {"rows", rows}};
   return dump_checked(out, "validation");
 }
@@ -280,12 +347,21 @@ std::string calibrated_platform_toml(const DeepEpValidation& v) {
   const std::string file = topology::resolve_platform_file(o.platform);
   toml::table root = load_toml_file(file);
   apply_overrides(root, o.overrides);
+  std::string overrides;
+  for (const std::string& a : o.overrides) overrides += " --set " + a;
+  if (o.kernel == DeepEpKernel::kLowLatency) {
+    apply_override(root, fmt::format("{}={:.17g}", topology::kLowLatencyEfficiencyKey, v.low_latency_efficiency));
+    std::ostringstream text;
+    text << toml::toml_formatter{root};
+    return fmt::format("# Written by `epsim validate`: {}{} with {} = {:.4f} calibrated on the EP{} low-latency "
+                       "dispatch row of {} (docs/validation.md).\n{}\n",
+                       file, overrides, topology::kLowLatencyEfficiencyKey, v.low_latency_efficiency,
+                       o.low_latency_calibration_ep, o.source, text.str());
+  }
   apply_override(root, fmt::format("{}={:.17g}", topology::kLinkEfficiencyKey, v.nvlink_efficiency));
   apply_override(root, fmt::format("{}={:.17g}", topology::kNicEfficiencyKey, v.rdma_efficiency));
   std::ostringstream text;
   text << toml::toml_formatter{root};
-  std::string overrides;
-  for (const std::string& a : o.overrides) overrides += " --set " + a;
   return fmt::format(
       "# Written by `epsim validate`: {}{} with {} = {:.4f} calibrated on the EP{} dispatch row and {} = {:.4f} "
       "on the EP{} dispatch row of {} (docs/validation.md).\n{}\n",
@@ -293,9 +369,27 @@ std::string calibrated_platform_toml(const DeepEpValidation& v) {
       topology::kNicEfficiencyKey, v.rdma_efficiency, o.rdma_calibration_ep, o.source, text.str());
 }
 
+namespace {
+
+std::string low_latency_header(const DeepEpValidation& v) {
+  const DeepEpValidationOptions& o = v.options;
+  return fmt::format(
+      "{}: DeepEP low-latency kernels on {} ({} tokens/rank, hidden {}, {} experts, top-{}, seed {}), simulated as "
+      "`epsim run --algorithm low-latency`: one message per (token, selected expert) straight to the expert's rank, "
+      "a rank's messages to itself local, one round, network latency {:.1f} us\n"
+      "bandwidth = counted bytes per rank (every selection, {:.0f} B dispatch, {:.0f} B combine) / kernel time "
+      "(GB/s = 1e9 B/s); error = simulated / measured - 1 (on kernel time where only the time is measured); "
+      "NVLink and network columns: message bytes per rank inside a node and between nodes\n\n",
+      o.source, o.platform, o.tokens_per_rank, o.hidden, o.experts, o.top_k, o.seed, 1e6 * v.network_latency_s,
+      v.token_bytes.dispatch_counted, v.token_bytes.combine_counted);
+}
+
+}  // namespace
+
 std::string format_deepep_validation(const DeepEpValidation& v) {
   const DeepEpValidationOptions& o = v.options;
-  std::string out = fmt::format(
+  const bool ll = o.kernel == DeepEpKernel::kLowLatency;
+  std::string out = ll ? low_latency_header(v) : fmt::format(
       "{}: DeepEP normal kernels on {} ({} tokens/rank, hidden {}, {} experts, top-{}, at most {} nodes per token, "
       "seed {}), simulated as `epsim run`'s hierarchical dispatch/combine: {} pipelined chunks per stage, stage "
       "latency paid once (NVLink {:.1f} us, network {:.1f} us)\n"
@@ -324,6 +418,15 @@ std::string format_deepep_validation(const DeepEpValidation& v) {
                          r.moved.network_tokens_per_rank * token_bytes / 1e6,
                          r.calibration && d ? "  (calibration)" : "");
     }
+  }
+  if (ll) {
+    out += fmt::format(
+        "\ncalibrated: low-latency RDMA efficiency (scaleout.low_latency_efficiency) {:.4f} (x {:.0f} GB/s line rate "
+        "= {:.2f} GB/s per direction; the platform's nic_efficiency {:.4f}) on the EP{} dispatch cell; every other "
+        "cell is a prediction\n",
+        v.low_latency_efficiency, v.nic_line_rate_Bps / 1e9, v.low_latency_efficiency * v.nic_line_rate_Bps / 1e9,
+        v.rdma_efficiency, o.low_latency_calibration_ep);
+    return out;
   }
   out += "\nlocal-node share of the counted RDMA tokens (counted, never on the NIC):";
   for (const DeepEpRow& r : v.rows)

@@ -25,6 +25,7 @@ struct DeepEpMeasurement {
   double combine_Bps = 0;
   double dispatch_s = 0;    // kernel times, 0: not measured
   double combine_s = 0;
+  int experts = 0;          // experts in this row's benchmark; 0: the options'
 };
 const std::vector<DeepEpMeasurement>& deepep_h800_measurements();
 constexpr int kDeepEpTokensPerRank = 4096;
@@ -38,16 +39,23 @@ struct DeepEpValidationOptions {
   std::string source = "DeepEP";          // who measured the rows (for messages)
   std::vector<DeepEpMeasurement> measurements = deepep_h800_measurements();
   int measured_tokens_per_rank = kDeepEpTokensPerRank;  // the rows' benchmark setting
-  std::string platform = "h800";          // preset or TOML file; needs 8 GPUs per node and 8 nodes
+  DeepEpKernel kernel = DeepEpKernel::kNormal;
+  std::string platform = "h800";          // preset or TOML file; normal: needs 8 GPUs per node and 8 nodes
   std::vector<std::string> overrides;     // extra --set assignments on the platform
   int nvlink_calibration_ep = 8;          // row whose dispatch cell calibrates NVLink efficiency
   int rdma_calibration_ep = 32;           // row whose dispatch cell calibrates RDMA efficiency
+  // Low-latency: the row whose dispatch cell calibrates scaleout.low_latency_efficiency
+  // (normal rows calibrate the two above, low-latency rows only this one).
+  int low_latency_calibration_ep = 0;
   std::vector<int> eps = {8, 16, 32, 64}; // rows to report (calibration rows are always run)
   int tokens_per_rank = kDeepEpTokensPerRank;  // DeepEP's benchmark settings from here on
   int hidden = 7168;
   int experts = 256;
   int top_k = 8;
   int group_limit = 4;  // nodes a token may reach; 0: no limit
+  workloads::Dtype dispatch_wire = workloads::Dtype::kFp8;  // fp8, int8 or bf16 (deepep_token_bytes)
+  workloads::Dtype combine_wire = workloads::Dtype::kBf16;
+  bool counted_metadata = false;  // the source counts the top-k indices and weights (with_counted_metadata)
   std::uint64_t seed = 1;
   int pipeline_chunks = AlltoallvOptions{}.pipeline_chunks;  // chunks of each kernel stage (the replay's default)
 };
@@ -82,21 +90,25 @@ struct DeepEpValidation {
   double nvlink_line_rate_Bps = 0;  // the platform's node.link_bandwidth, per direction
   double nic_line_rate_Bps = 0;     // the platform's scaleout.nic_bandwidth, per direction
   double nvlink_efficiency = 0;  // node.link_efficiency, calibrated
-  double rdma_efficiency = 0;    // scaleout.nic_efficiency, calibrated
+  double rdma_efficiency = 0;    // scaleout.nic_efficiency: calibrated (normal), the platform's (low-latency)
+  double low_latency_efficiency = 0;  // scaleout.low_latency_efficiency, calibrated (low-latency only)
   std::vector<DeepEpRow> rows;   // in options.eps order
 };
 
-// DeepEP's benchmark routing for row `ep` (8 GPUs per node): one MoE layer
+// DeepEP's benchmark routing for row `ep` (`gpus_per_node` per node): one MoE layer
 // of options.tokens_per_rank tokens per rank, uniform expert weights (its
 // i.i.d. scores), group-limited to at most options.group_limit nodes per
 // token, by the routing sampler's node-limited mode (the same routing
 // `epsim run` samples; workloads/routing_sampler.cpp says why it is
 // DeepEP's group-limited top-k).
-workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions& options, int ep);
+workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions& options, int ep,
+                                                  int gpus_per_node = kDeepEpGpusPerNode);
 
 // Builds the platform in this process's one SimGrid engine, calibrates the
 // two efficiencies (NVLink first, on a row that only uses NVLink) and runs
-// the rows. Call once per process. Throws InputError for an unknown row, a
+// the rows; low-latency rows calibrate scaleout.low_latency_efficiency
+// alone, on any platform with a scale-out network (the shipped file gives
+// every GPU its own node: DeepEP V1's low-latency kernel uses RDMA only). Call once per process. Throws InputError for an unknown row, a
 // calibration row of the wrong kind, tokens per rank other than DeepEP's,
 // a platform too small for the rows or without 8 GPUs per node, bad
 // overrides, and a calibration that does not converge or calibrates an

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/presets.hpp"
 #include "core/toml_reader.hpp"
@@ -16,11 +17,15 @@ namespace epsim::sim {
 namespace {
 
 // The model (deepep_bytes.hpp) counts per destination rank in one node and
-// per destination node across nodes, DeepEP normal's NVL and RDMA counts.
-std::string model_counting(int ep) { return ep <= 8 ? "rank" : "node"; }
+// per destination node across nodes, DeepEP normal's NVL and RDMA counts,
+// and per selection for the low-latency kernels.
+std::string model_counting(DeepEpKernel kernel, int ep) {
+  if (kernel == DeepEpKernel::kLowLatency) return "selection";
+  return ep <= 8 ? "rank" : "node";
+}
 
-void not_modelled(TableReader& t, const char* key, const std::string& value, const std::string& what) {
-  t.fail(key, fmt::format("\"{}\" is not modelled yet ({})", value, what));
+workloads::Dtype wire_type(const std::string& name) {
+  return name == "fp8" ? workloads::Dtype::kFp8 : name == "int8" ? workloads::Dtype::kInt8 : workloads::Dtype::kBf16;
 }
 
 MeasuredKernel read_kernel(TableReader& t, const char* kernel) {
@@ -32,9 +37,10 @@ MeasuredKernel read_kernel(TableReader& t, const char* kernel) {
 
 }  // namespace
 
-const std::vector<std::string>& calibratable_parameters() {
-  static const std::vector<std::string> names = {topology::kLinkEfficiencyKey, topology::kNicEfficiencyKey};
-  return names;
+const std::vector<std::string>& calibratable_parameters(DeepEpKernel kernel) {
+  static const std::vector<std::string> normal = {topology::kLinkEfficiencyKey, topology::kNicEfficiencyKey};
+  static const std::vector<std::string> low_latency = {topology::kLowLatencyEfficiencyKey};
+  return kernel == DeepEpKernel::kNormal ? normal : low_latency;
 }
 
 MeasurementFile load_measurement_file(const std::string& path) {
@@ -71,30 +77,33 @@ MeasurementFile load_measurement_file(const std::string& path) {
   m.top_k = static_cast<int>(shape.integer("top_k", 1, 1 << 10));
   m.node_limit = static_cast<int>(shape.integer_or("node_limit", 0, 0, 1 << 16));
   m.sms = static_cast<int>(shape.integer_or("sms", 0, 0, 1 << 16));
-  const std::string dispatch = shape.choice("dispatch", {"fp8", "int8", "bf16"});
-  if (dispatch != "fp8") not_modelled(shape, "dispatch", dispatch, "the model sends FP8 tokens with FP32 scales");
-  const std::string combine = shape.choice("combine", {"fp8", "int8", "bf16"});
-  if (combine != "bf16") not_modelled(shape, "combine", combine, "the model returns BF16 tokens");
-  const std::string kernel = shape.choice("kernel", {"normal", "low_latency"});
-  if (kernel != "normal") not_modelled(shape, "kernel", kernel, "only DeepEP's normal kernels are");
+  m.dispatch = wire_type(shape.choice("dispatch", {"fp8", "int8", "bf16"}));
+  m.combine = wire_type(shape.choice("combine", {"fp8", "int8", "bf16"}));
+  m.kernel = shape.choice("kernel", {"normal", "low_latency"}) == "normal" ? DeepEpKernel::kNormal
+                                                                           : DeepEpKernel::kLowLatency;
   const std::string counting = shape.choice("counting", {"rank", "node", "selection"});
-  if (counting == "selection")
-    not_modelled(shape, "counting", counting, "bytes are counted per destination rank or node");
-  if (shape.boolean_or("metadata", false))
-    not_modelled(shape, "metadata", "true", "counted bytes are the payload with its FP8 scales only");
+  if ((counting == "selection") != (m.kernel == DeepEpKernel::kLowLatency))
+    shape.fail("counting", fmt::format("\"{}\" does not fit kernel = \"{}\" (its benchmark counts {})", counting,
+                                       to_string(m.kernel),
+                                       m.kernel == DeepEpKernel::kLowLatency ? "per selection"
+                                                                             : "per destination rank or node"));
+  m.metadata = shape.boolean_or("metadata", false);
   shape.finish();
 
   const toml::node* rows = root.node("row");
   const toml::array* array = rows ? rows->as_array() : nullptr;
   if (!array || !array->is_array_of_tables() || array->empty()) root.fail("row", "expected [[row]] tables");
-  std::vector<const MeasuredRow*> calibrated_by(calibratable_parameters().size(), nullptr);
+  const std::vector<std::string>& known = calibratable_parameters(m.kernel);
+  std::vector<const MeasuredRow*> calibrated_by(known.size(), nullptr);
   m.rows.reserve(array->size());
   for (std::size_t i = 0; i < array->size(); ++i) {
     TableReader t(*array->get(i)->as_table(), fmt::format("row[{}]", i));
     MeasuredRow r;
     r.at = location_of(*array->get(i));
     r.ep = static_cast<int>(t.integer("ep", 1, 1 << 16));
-    if (r.ep > 8 && r.ep % 8 != 0) t.fail("ep", fmt::format("expected 1..8 or a multiple of 8 GPUs per node, got {}", r.ep));
+    if (m.kernel == DeepEpKernel::kNormal && r.ep > 8 && r.ep % 8 != 0)
+      t.fail("ep", fmt::format("expected 1..8 or a multiple of 8 GPUs per node, got {}", r.ep));
+    r.experts = static_cast<int>(t.integer_or("experts", 0, 1, 1 << 16));
     for (const MeasuredRow& other : m.rows)
       if (other.ep == r.ep) t.fail("ep", fmt::format("EP{} already has a row at line {}", r.ep, other.at.line));
     r.dispatch = read_kernel(t, "dispatch");
@@ -102,20 +111,22 @@ MeasurementFile load_measurement_file(const std::string& path) {
     if (!r.dispatch.given() && !r.combine.given())
       t.fail("ep", "the row has no measured value: give dispatch_GBps, dispatch_us, combine_GBps or combine_us");
     const std::string row_counting = t.choice_or("counting", counting, {"rank", "node", "selection"});
-    if (row_counting != model_counting(r.ep))
+    if (row_counting != model_counting(m.kernel, r.ep))
       t.fail(t.has("counting") ? "counting" : "ep",
-             fmt::format("counting \"{}\" at EP{} is not modelled yet (the model counts per destination {} {})",
-                         row_counting, r.ep, model_counting(r.ep), r.ep <= 8 ? "in one node" : "across nodes"));
+             fmt::format("counting \"{}\" at EP{} is not modelled yet (the model counts {})", row_counting, r.ep,
+                         m.kernel == DeepEpKernel::kLowLatency ? "per selection"
+                         : r.ep <= 8                          ? "per destination rank in one node"
+                                                              : "per destination node across nodes"));
     if (const toml::node* c = t.node("calibrate")) {
       const toml::array* names = c->as_array();
       if (!names) t.fail("calibrate", "expected an array of parameter names");
       for (const toml::node& n : *names) {
-        const std::vector<std::string>& known = calibratable_parameters();
         const std::string name = n.value<std::string>().value_or("");
         const auto it = std::find(known.begin(), known.end(), name);
         if (it == known.end())
           throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
-                           fmt::format("unknown parameter \"{}\": expected \"{}\" or \"{}\"", name, known[0], known[1]));
+                           fmt::format("unknown parameter \"{}\" for {} kernels: expected \"{}\"", name,
+                                       to_string(m.kernel), fmt::join(known, "\" or \"")));
         const std::size_t p = static_cast<std::size_t>(it - known.begin());
         if (calibrated_by[p])
           throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
@@ -124,7 +135,7 @@ MeasurementFile load_measurement_file(const std::string& path) {
         if (!r.dispatch.given())
           throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
                            "a calibration uses the row's dispatch measurement; give dispatch_GBps or dispatch_us");
-        if ((p == 0) != (r.ep <= 8))
+        if (m.kernel == DeepEpKernel::kNormal && (p == 0) != (r.ep <= 8))
           throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
                            p == 0 ? "node.link_efficiency calibrates on an intranode row (EP <= 8)"
                                   : "scaleout.nic_efficiency calibrates on an internode row (EP > 8)");
@@ -134,7 +145,6 @@ MeasurementFile load_measurement_file(const std::string& path) {
     t.finish();
     m.rows.push_back(r);
     for (const std::string& name : m.rows.back().calibrate) {
-      const auto& known = calibratable_parameters();
       calibrated_by[static_cast<std::size_t>(std::find(known.begin(), known.end(), name) - known.begin())] =
           &m.rows.back();
     }
@@ -146,6 +156,7 @@ MeasurementFile load_measurement_file(const std::string& path) {
 DeepEpValidationOptions validation_options(const MeasurementFile& m) {
   DeepEpValidationOptions o;
   o.source = m.source;
+  o.kernel = m.kernel;
   o.platform = m.platform;
   o.overrides = m.platform_set;
   o.measured_tokens_per_rank = o.tokens_per_rank = m.tokens_per_rank;
@@ -153,14 +164,27 @@ DeepEpValidationOptions validation_options(const MeasurementFile& m) {
   o.experts = m.experts;
   o.top_k = m.top_k;
   o.group_limit = m.node_limit;
+  o.dispatch_wire = m.dispatch;
+  o.combine_wire = m.combine;
+  o.counted_metadata = m.metadata;
   o.measurements.clear();
   o.eps.clear();
   o.nvlink_calibration_ep = o.rdma_calibration_ep = 0;
   for (const MeasuredRow& r : m.rows) {
     o.measurements.push_back({r.ep, 1e9 * r.dispatch.GBps, 1e9 * r.combine.GBps, 1e-6 * r.dispatch.us,
-                              1e-6 * r.combine.us});
+                              1e-6 * r.combine.us, r.experts});
     o.eps.push_back(r.ep);
-    for (const std::string& p : r.calibrate) (p == topology::kLinkEfficiencyKey ? o.nvlink_calibration_ep : o.rdma_calibration_ep) = r.ep;
+    for (const std::string& p : r.calibrate)
+      (p == topology::kLinkEfficiencyKey  ? o.nvlink_calibration_ep
+       : p == topology::kNicEfficiencyKey ? o.rdma_calibration_ep
+                                          : o.low_latency_calibration_ep) = r.ep;
+  }
+  if (m.kernel == DeepEpKernel::kLowLatency) {
+    if (o.low_latency_calibration_ep == 0)
+      throw InputError(SourceLocation{m.path}, "row",
+                       fmt::format("no row calibrates {}: validate calibrates it on one low-latency row",
+                                   topology::kLowLatencyEfficiencyKey));
+    return o;
   }
   for (const auto& [ep, name] : {std::pair{o.nvlink_calibration_ep, topology::kLinkEfficiencyKey},
                                  std::pair{o.rdma_calibration_ep, topology::kNicEfficiencyKey}})

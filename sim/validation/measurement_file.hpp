@@ -24,6 +24,7 @@ struct MeasuredKernel {
 
 struct MeasuredRow {
   int ep = 0;
+  int experts = 0;    // the row's own expert count; 0: the shape's
   SourceLocation at;  // the row's [[row]] table
   MeasuredKernel dispatch, combine;
   std::vector<std::string> calibrate;  // parameters this row's dispatch calibrates
@@ -31,6 +32,7 @@ struct MeasuredRow {
 
 struct MeasurementFile {
   std::string path;
+  DeepEpKernel kernel = DeepEpKernel::kNormal;
   std::string source;                     // where the numbers come from
   std::string platform;                   // preset name or a path (resolved against the file's folder)
   std::vector<std::string> platform_set;  // "key=value" overrides, as --set
@@ -40,11 +42,16 @@ struct MeasurementFile {
   int top_k = 0;
   int node_limit = 0;  // nodes a token may reach; 0: no limit
   int sms = 0;         // SMs (cores) the kernels ran on; recorded, the calibrated efficiency absorbs it
+  workloads::Dtype dispatch = workloads::Dtype::kFp8;  // wire types
+  workloads::Dtype combine = workloads::Dtype::kBf16;
+  bool metadata = false;  // the counted bytes include the top-k indices and weights
   std::vector<MeasuredRow> rows;
 };
 
-// The two parameters a row may calibrate (topology/cluster_spec.hpp).
-const std::vector<std::string>& calibratable_parameters();
+// The parameters a row may calibrate (topology/cluster_spec.hpp): normal
+// kernels node.link_efficiency and scaleout.nic_efficiency, low-latency
+// kernels scaleout.low_latency_efficiency.
+const std::vector<std::string>& calibratable_parameters(DeepEpKernel kernel);
 
 // Reads and checks a measurement file. Throws InputError at the offending
 // key: unknown keys, a kernel or byte count the model does not cover

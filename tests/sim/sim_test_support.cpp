@@ -201,4 +201,20 @@ MoeShape sixteen_ranks(int hot, double hot_share) {
   return s;
 }
 
+PlatformFacts bare_facts(int nodes, int npus_per_node) {
+  PlatformFacts p;
+  p.nodes = nodes;
+  p.npus_per_node = npus_per_node;
+  p.npus.resize(static_cast<std::size_t>(nodes) * static_cast<std::size_t>(npus_per_node));
+  return p;
+}
+
+workloads::Task dispatch_task(double bytes_per_token) {
+  workloads::Task t;
+  t.kind = workloads::TaskKind::kDispatch;
+  t.traffic = 0;
+  t.bytes_per_token = bytes_per_token;
+  return t;
+}
+
 }  // namespace epsim::sim::testing

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/platform/platform_facts.hpp"
 #include "workloads/task_graph.hpp"
 
 namespace epsim::sim::testing {
@@ -17,6 +18,13 @@ std::string platform_path(const std::string& name);
 // Runs `body` in a forked child and returns its result. If the child throws,
 // returns "ERROR: <what()>"; if it crashes, fails the calling test.
 std::string in_child(const std::function<std::string()>& body);
+
+// Facts of `nodes` x `npus_per_node` NPUs with no links: enough for plans
+// and placements, which only read the NPU count and layout.
+PlatformFacts bare_facts(int nodes, int npus_per_node);
+
+// A dispatch of traffic 0 at `bytes_per_token`.
+workloads::Task dispatch_task(double bytes_per_token);
 
 // A forward MoE pass: per layer and micro-batch attention -> gate ->
 // dispatch -> expert GEMM -> combine, with rank r holding experts whose load

@@ -369,3 +369,21 @@ TEST_CASE("measurement files: a row measured in microseconds calibrates and pred
   CHECK(j["rows"][0]["measured_us"] == 1047.6);
   CHECK(j["rows"][0].contains("measured_GBps") == false);
 }
+
+TEST_CASE("DeepEP wire types: fp8 and int8 with a scale per 128 channels, bf16 without; metadata counted on request") {
+  using workloads::Dtype;
+  const DeepEpTokenBytes bf16 = deepep_token_bytes(7168, 8, DeepEpKernel::kNormal, Dtype::kBf16, Dtype::kBf16);
+  CHECK(bf16.dispatch_counted == 14336);
+  CHECK(bf16.dispatch_moved == 14416);  // + 32 indices + 32 weights + 8 source, to 16 B
+  const DeepEpTokenBytes int8 = deepep_token_bytes(7168, 8, DeepEpKernel::kNormal, Dtype::kInt8, Dtype::kInt8);
+  CHECK(int8.dispatch_counted == 7392);
+  CHECK(int8.combine_counted == 7392);
+  CHECK(int8.combine_moved == 7440);    // 7392 + 32 weights + 8 source, to 16 B
+  const DeepEpTokenBytes ll = deepep_token_bytes(7168, 8, DeepEpKernel::kLowLatency, Dtype::kBf16, Dtype::kFp8);
+  CHECK(ll.dispatch_counted == 14352);  // BF16 + 16-byte header
+  CHECK(ll.combine_counted == 7392);
+  // DeepEP-Ascend's count at top-6: 7168 + 224 scales + 6 x (8 + 4).
+  CHECK(with_counted_metadata(deepep_token_bytes(7168, 6), 6).dispatch_counted == 7464);
+  CHECK(with_counted_metadata(deepep_token_bytes(7168, 6), 6).combine_counted == 14336);
+  CHECK_THROWS_WITH(deepep_token_bytes(7168, 8, DeepEpKernel::kNormal, Dtype::kFp32), Catch::Contains("fp8, int8 or bf16"));
+}

@@ -105,3 +105,14 @@ TEST_CASE("a preset can be named by path", "[spec]") {
   ClusterSpec s = load_cluster_spec(std::string(EPSIM_SOURCE_DIR) + "/platforms/h800.toml");
   CHECK(s.name == "h800-rail");
 }
+
+TEST_CASE("atlas950 preset: 8192 Ascend 950DT cards, 2 TB/s UB per card as 1 TB/s each direction", "[spec]") {
+  ClusterSpec s = load_cluster_spec("atlas950");
+  CHECK(s.npu_count() == 256);  // 4 of the SuperPoD's 128 cabinets
+  CHECK(s.npu.flops_fp8 == 1e15);
+  CHECK(s.npu.hbm_bandwidth_Bps == 4e12);
+  CHECK(s.npu.hbm_capacity_bytes == 144e9);
+  REQUIRE(s.supernode);
+  CHECK(!s.scaleout);
+  CHECK(2 * s.supernode->port_bandwidth_Bps == 2e12);
+}
