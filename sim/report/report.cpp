@@ -143,7 +143,9 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   for (int k = 0; k < kTaskKinds; ++k) {
     if (!kind_present[k]) continue;
     const auto kind = static_cast<TaskKind>(k);
-    const bool collective = kind == TaskKind::kDispatch || kind == TaskKind::kCombine || kind == TaskKind::kGradAllReduce;
+    workloads::Task probe;
+    probe.kind = kind;
+    const bool collective = probe.is_collective();
     if (!collective) {
       std::vector<double> bound_s(ranks);
       for (int r = 0; r < ranks; ++r) bound_s[r] = bounds.rank_kind_s[static_cast<std::size_t>(r) * kTaskKinds + k];
