@@ -239,4 +239,23 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   return rep;
 }
 
+void add_throughput(Report& report, const PlatformFacts& platform, const Placement& placement,
+                    const std::optional<workloads::Dtype>& compute_fallback) {
+  const Scenario& sc = report.scenario;
+  report.has_throughput = sc.global_batch > 0 && sc.sequence_length > 0 && report.step.sim_s > 0;
+  if (!report.has_throughput) return;
+  Throughput& t = report.throughput;
+  const double ranks = static_cast<double>(placement.npu_of_rank.size());
+  t.tokens_per_step = static_cast<double>(sc.global_batch) * static_cast<double>(sc.sequence_length);
+  t.tokens_per_s = t.tokens_per_step / report.step.sim_s;
+  t.tokens_per_s_per_npu = t.tokens_per_s / ranks;
+  t.model_flops_per_s_per_npu = sc.model_flops_per_token * t.tokens_per_s_per_npu;
+  for (int npu : placement.npu_of_rank) {
+    const NpuFacts& facts = platform.npus[static_cast<std::size_t>(npu)];
+    t.peak_dtype = effective_dtype(facts, sc.mfu_dtype, compute_fallback);
+    t.peak_flops_per_s_per_npu += peak_flops_per_s(facts, t.peak_dtype) / ranks;
+  }
+  t.mfu = t.peak_flops_per_s_per_npu > 0 ? t.model_flops_per_s_per_npu / t.peak_flops_per_s_per_npu : 0;
+}
+
 }  // namespace epsim::sim
