@@ -94,9 +94,16 @@ PipelineSchedule read_schedule(TableReader& t, int vpp) {
 // or given directly as micro_batches; not both.
 void read_batch(TableReader& t, ParallelSpec& p) {
   constexpr int kMaxMicroBatches = 1024;
-  if (t.has("global_batch") && t.has("micro_batches"))
-    t.fail("micro_batches", "give parallel.global_batch or parallel.micro_batches, not both");
-  if (t.has("global_batch")) {
+  // Both given: one set by --set replaces the file's other (a preset's
+  // micro_batches under --set parallel.global_batch=N); otherwise an error.
+  bool use_global = t.has("global_batch");
+  if (use_global && t.has("micro_batches")) {
+    const bool global_set = is_override(*t.node("global_batch")), count_set = is_override(*t.node("micro_batches"));
+    if (global_set == count_set)
+      t.fail("micro_batches", "give parallel.global_batch or parallel.micro_batches, not both");
+    use_global = global_set;
+  }
+  if (use_global) {
     const std::int64_t per_micro_batch = p.micro_batch * p.dp;
     p.global_batch = t.integer("global_batch", 1, kMaxTokens);
     if (p.global_batch % per_micro_batch != 0 || p.global_batch / per_micro_batch > kMaxMicroBatches)
@@ -109,7 +116,7 @@ void read_batch(TableReader& t, ParallelSpec& p) {
     p.global_batch = p.micro_batches * p.micro_batch * p.dp;
   }
   if (p.schedule == PipelineSchedule::kInterleaved && p.micro_batches % p.pp != 0)
-    t.fail(t.has("global_batch") ? "global_batch" : "micro_batches",
+    t.fail(use_global ? "global_batch" : "micro_batches",
            fmt::format("the interleaved schedule needs micro-batches per step ({}) to be a multiple of pp ({})",
                        p.micro_batches, p.pp));
 }
@@ -135,8 +142,11 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
     t.fail("ranks_per_node", fmt::format("must divide parallel.ep ({}), got {}", p.ep, p.ranks_per_node));
   }
   p.tp_across_nodes = t.boolean_or("tp_across_nodes", false);
+  // A stage that cannot hold whole EP groups is blamed on dp when dp was given.
   if (auto problem = check_layout(p.layout(), p.ranks_per_node, p.tp_across_nodes))
-    t.fail(problem->key, problem->message);
+    t.fail(problem->key == "ep" && t.has("dp") ? "dp" : problem->key, problem->message);
+  if (p.vpp > 1 && p.pp < 2)
+    t.fail("vpp", fmt::format("{} model chunks per stage need pipeline parallelism (pp >= 2)", p.vpp));
   p.schedule = read_schedule(t, p.vpp);
   p.first_stage_layers = static_cast<int>(t.integer_or("first_stage_layers", 0, 0, m.layers));
   p.last_stage_layers = static_cast<int>(t.integer_or("last_stage_layers", 0, 0, m.layers));
