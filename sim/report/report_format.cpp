@@ -217,9 +217,9 @@ std::string format_table(const Report& r) {
   out += fmt::format("  {:<16} {:>13} {:>13}\n", "", time_text(r.critical_path_bound_s), time_text(r.rank_streams_bound_s));
   if (r.has_throughput) {
     const Throughput& t = r.throughput;
-    out += fmt::format("throughput (model FLOPs per token: 6 x {:.4g} active params + 3 x the causal attention core "
-                       "= {:.4g} GFLOP; docs/simulator.md)\n",
-                       sc.active_params, sc.model_flops_per_token / 1e9);
+    out += fmt::format("throughput (model FLOPs per token: 6 x {:.2f} B active params + 3 x the causal attention "
+                       "core = {:.1f} GFLOP; docs/simulator.md)\n",
+                       sc.active_params / 1e9, sc.model_flops_per_token / 1e9);
     out += fmt::format("  tokens/s               {:.1f} global, {:.1f} per NPU ({:.0f} tokens per step)\n",
                        t.tokens_per_s, t.tokens_per_s_per_npu, t.tokens_per_step);
     out += fmt::format("  model FLOP/s per NPU   {:.2f} TFLOP/s\n", t.model_flops_per_s_per_npu / 1e12);
