@@ -26,6 +26,7 @@ enum class TaskKind {
   kGradAllReduce,  // gradient synchronisation
   kOptimizer,      // AdamW update, memory-bound
   kPipelineP2p,    // activations (forward) or their gradients (backward) to the next pipeline stage's ranks
+  kTpAllReduce,    // a TP group sums a sharded kernel's partial outputs (groups, bytes per rank)
 };
 
 enum class Phase { kForward, kBackward, kGradSync, kOptimizer };
@@ -86,14 +87,14 @@ struct Task {
   bool transpose = false;
   double bytes_per_token = 0;
 
-  // kGradAllReduce: independent groups of ranks, each all-reducing `bytes` per rank.
+  // kGradAllReduce, kTpAllReduce: independent groups of ranks, each all-reducing `bytes` per rank.
   // All collectives: the union of `groups` takes part (empty: every rank).
   std::vector<std::vector<int>> groups;
   double bytes = 0;
 
   bool is_collective() const {
     return kind == TaskKind::kDispatch || kind == TaskKind::kCombine || kind == TaskKind::kGradAllReduce ||
-           kind == TaskKind::kPipelineP2p;
+           kind == TaskKind::kPipelineP2p || kind == TaskKind::kTpAllReduce;
   }
   // Collectives whose traffic matrix is indexed through groups[0].
   bool uses_traffic() const {

@@ -15,7 +15,12 @@ namespace {
 
 class Builder {
  public:
-  Builder(const WorkloadSpec& w, const RoutingSample& r) : w_(w), r_(r) {
+  Builder(const WorkloadSpec& w, const RoutingSample& r) : w_(w), r_(r), full_(w) {
+    // Dense kernels are priced on the whole micro-batch and sharded over
+    // TP; the routing sample's tokens per rank are 1/tp of it (sequence
+    // parallelism: each TP rank routes its share of the tokens).
+    full_.parallel.tokens_per_micro_batch = w.parallel.micro_batch * w.parallel.sequence_length;
+    if (w.parallel.tp > 1) tp_groups_ = w.parallel.layout().groups(GroupKind::kTensor);
     g_.ranks = w.parallel.world();
     g_.ranks_per_node = r.ranks_per_node;
     g_.stages = w.parallel.pp;
@@ -35,7 +40,7 @@ class Builder {
     for (int l = 0; l < layers; ++l) {
       for (int mb = 0; mb < mbs; ++mb) tail[static_cast<std::size_t>(mb)] = forward_layer(l, mb, tail[static_cast<std::size_t>(mb)]);
     }
-    const ComputeCost head = output_head_cost(w_);
+    const ComputeCost head = sharded(output_head_cost(full_));
     for (int mb = 0; mb < mbs; ++mb) {
       auto& t = tail[static_cast<std::size_t>(mb)];
       TaskId fwd = compute(TaskKind::kDenseFfn, Phase::kForward, layers, mb, Dtype::kBf16, head, t);
@@ -100,13 +105,13 @@ class Builder {
     const int first = split_.chunk_first[static_cast<std::size_t>(c)];
     for (int l = first; l < first + split_.chunk_layers[static_cast<std::size_t>(c)]; ++l) in = forward_layer(l, mb, in, s);
     if (is_last_chunk(c)) in = {compute(TaskKind::kDenseFfn, Phase::kForward, w_.model.layers, mb, Dtype::kBf16,
-                                    output_head_cost(w_), in, s)};
+                                    sharded(output_head_cost(full_)), in, s)};
     return in;
   }
 
   std::vector<TaskId> backward_chunk(int c, int mb, int s, std::vector<TaskId> in) {
     if (is_last_chunk(c)) in = {compute(TaskKind::kDenseFfn, Phase::kBackward, w_.model.layers, mb, Dtype::kBf16,
-                                    twice(output_head_cost(w_)), in, s)};
+                                    twice(sharded(output_head_cost(full_))), in, s)};
     const int first = split_.chunk_first[static_cast<std::size_t>(c)];
     for (int l = first + split_.chunk_layers[static_cast<std::size_t>(c)] - 1; l >= first; --l)
       in = backward_layer(l, mb, in, s);
@@ -140,6 +145,20 @@ class Builder {
     return static_cast<int>(g_.traffic.size()) - 1;
   }
 
+  // The dense parameters' DP groups of stage s (-1: of the whole graph):
+  // ranks holding the same TP shard; at tp 1 the stage (or graph) itself.
+  std::vector<std::vector<int>> data_groups(int s) const {
+    if (w_.parallel.tp == 1) {
+      std::vector<int> all(static_cast<std::size_t>(s < 0 ? g_.ranks : g_.stage_ranks));
+      std::iota(all.begin(), all.end(), s < 0 ? 0 : s * g_.stage_ranks);
+      return {all};
+    }
+    std::vector<std::vector<int>> out;
+    for (auto& g : w_.parallel.layout().groups(GroupKind::kData))
+      if (s < 0 || g.front() / g_.stage_ranks == s) out.push_back(g);
+    return out;
+  }
+
   // Chunk `from`'s output (forward: activations; backward: their gradients,
   // both BF16 hidden-wide per token) to chunk `to`'s stage.
   TaskId p2p(Phase phase, int from, int to, int mb, std::vector<TaskId> deps) {
@@ -171,8 +190,8 @@ class Builder {
     if (s == stage_of(static_cast<int>(split_.chunk_layers.size()) - 1)) dense += embedding_params(w_.model);
     const double grad = dtype_bytes(w_.precision.gradient);
     Task dense_sync = base(TaskKind::kGradAllReduce, Phase::kGradSync, -1, -1, done);
-    dense_sync.groups.push_back(stage_rank_list(s));
-    dense_sync.bytes = dense * grad;
+    dense_sync.groups = data_groups(s);
+    dense_sync.bytes = dense / p.tp * grad;
     const TaskId dense_id = add(std::move(dense_sync));
     std::vector<TaskId> expert_deps;
     const auto last = stage_experts_last_.find(s);
@@ -186,7 +205,7 @@ class Builder {
     experts.bytes = expert_params_per_rank(w_, moe_layers) * grad;
     const TaskId experts_id = add(std::move(experts));
     compute(TaskKind::kOptimizer, Phase::kOptimizer, -1, -1, Dtype::kFp32,
-            optimizer_cost(dense + expert_params_per_rank(w_, moe_layers), w_.precision.gradient),
+            optimizer_cost(dense / p.tp + expert_params_per_rank(w_, moe_layers), w_.precision.gradient),
             {dense_id, experts_id}, s);
   }
 
@@ -277,9 +296,14 @@ class Builder {
   }
 
   std::vector<TaskId> forward_layer(int l, int mb, const std::vector<TaskId>& in, int s = -1) {
-    const TaskId attn = compute(TaskKind::kAttention, Phase::kForward, l, mb, Dtype::kBf16, attention_cost(w_), in, s);
+    const TaskId attn = tp_all_reduce(
+        Phase::kForward, l, mb,
+        compute(TaskKind::kAttention, Phase::kForward, l, mb, Dtype::kBf16, sharded(attention_cost(full_)), in, s), s);
     if (!w_.model.is_moe(l)) {
-      return {compute(TaskKind::kDenseFfn, Phase::kForward, l, mb, w_.precision.gemm, dense_ffn_cost(w_), {attn}, s)};
+      return {tp_all_reduce(Phase::kForward, l, mb,
+                            compute(TaskKind::kDenseFfn, Phase::kForward, l, mb, w_.precision.gemm,
+                                    sharded(dense_ffn_cost(full_)), {attn}, s),
+                            s)};
     }
     const TaskId gate = compute(TaskKind::kGate, Phase::kForward, l, mb, Dtype::kFp32, gate_cost(w_), {attn}, s);
     const TaskId dispatch =
@@ -287,11 +311,35 @@ class Builder {
     const TaskId experts = expert_gemm(Phase::kForward, l, mb, dispatch, s);
     std::vector<TaskId> out;
     if (w_.model.shared_experts > 0) {
-      out.push_back(compute(TaskKind::kSharedExpert, Phase::kForward, l, mb, w_.precision.gemm, shared_expert_cost(w_),
-                            {gate}, s));
+      out.push_back(tp_all_reduce(Phase::kForward, l, mb,
+                                  compute(TaskKind::kSharedExpert, Phase::kForward, l, mb, w_.precision.gemm,
+                                          sharded(shared_expert_cost(full_)), {gate}, s),
+                                  s));
     }
     out.push_back(all_to_all(TaskKind::kCombine, Phase::kForward, l, mb, true, combine_bytes_per_token(w_), {experts}, s));
     return out;
+  }
+
+  // A TP-sharded kernel: 1/tp of the whole micro-batch's kernel (heads,
+  // FFN columns or vocabulary split over the TP group); identity at tp 1.
+  ComputeCost sharded(ComputeCost c) const {
+    const double tp = w_.parallel.tp;
+    return {c.flops / tp, c.hbm_bytes / tp};
+  }
+
+  // After a TP-sharded kernel, its TP group sums the partial outputs: an
+  // all-reduce of the micro-batch's BF16 activations (with sequence
+  // parallelism, the all-gather before the kernel and the reduce-scatter
+  // after it move the same ring bytes). At tp 1: nothing, `after` itself.
+  TaskId tp_all_reduce(Phase phase, int layer, int mb, TaskId after, int stage) {
+    const ParallelSpec& p = w_.parallel;
+    if (p.tp == 1) return after;
+    Task t = base(TaskKind::kTpAllReduce, phase, layer, mb, {after});
+    for (const auto& g : tp_groups_)
+      if (stage < 0 || g.front() / g_.stage_ranks == stage) t.groups.push_back(g);
+    t.bytes = static_cast<double>(p.micro_batch * p.sequence_length) *
+              token_bytes(Dtype::kBf16, w_.model.hidden, w_.precision.scale_block);
+    return add(std::move(t));
   }
 
   // Gradients flow back through the same routing: combine-backward sends
@@ -300,8 +348,10 @@ class Builder {
   std::vector<TaskId> backward_layer(int l, int mb, const std::vector<TaskId>& in, int s = -1) {
     std::vector<TaskId> before_attention;
     if (!w_.model.is_moe(l)) {
-      before_attention.push_back(
-          compute(TaskKind::kDenseFfn, Phase::kBackward, l, mb, w_.precision.gemm, twice(dense_ffn_cost(w_)), in, s));
+      before_attention.push_back(tp_all_reduce(Phase::kBackward, l, mb,
+                                               compute(TaskKind::kDenseFfn, Phase::kBackward, l, mb, w_.precision.gemm,
+                                                       twice(sharded(dense_ffn_cost(full_))), in, s),
+                                               s));
     } else {
       const double grad_bytes = token_bytes(Dtype::kBf16, w_.model.hidden, w_.precision.scale_block);
       const TaskId combine = all_to_all(TaskKind::kCombine, Phase::kBackward, l, mb, false, grad_bytes, in, s);
@@ -312,12 +362,17 @@ class Builder {
       before_attention.push_back(
           compute(TaskKind::kGate, Phase::kBackward, l, mb, Dtype::kFp32, twice(gate_cost(w_)), {dispatch}, s));
       if (w_.model.shared_experts > 0) {
-        before_attention.push_back(compute(TaskKind::kSharedExpert, Phase::kBackward, l, mb, w_.precision.gemm,
-                                           twice(shared_expert_cost(w_)), in, s));
+        before_attention.push_back(tp_all_reduce(Phase::kBackward, l, mb,
+                                                 compute(TaskKind::kSharedExpert, Phase::kBackward, l, mb,
+                                                         w_.precision.gemm, twice(sharded(shared_expert_cost(full_))),
+                                                         in, s),
+                                                 s));
       }
     }
-    return {compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16, twice(attention_cost(w_)),
-                    before_attention, s)};
+    return {tp_all_reduce(Phase::kBackward, l, mb,
+                          compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16,
+                                  twice(sharded(attention_cost(full_))), before_attention, s),
+                          s)};
   }
 
   // Dense parameters are replicated on all ep x dp ranks (attention is data
@@ -327,9 +382,8 @@ class Builder {
   TaskGraph finish_step(const std::vector<TaskId>& backward_done) {
     const double grad = dtype_bytes(w_.precision.gradient);
     Task dense = base(TaskKind::kGradAllReduce, Phase::kGradSync, -1, -1, backward_done);
-    dense.groups.emplace_back(static_cast<std::size_t>(g_.ranks));
-    std::iota(dense.groups[0].begin(), dense.groups[0].end(), 0);
-    dense.bytes = dense_params(w_.model) * grad;
+    dense.groups = data_groups(-1);
+    dense.bytes = dense_params(w_.model) / w_.parallel.tp * grad;
     const TaskId dense_id = add(std::move(dense));
 
     std::vector<TaskId> expert_deps;
@@ -343,7 +397,7 @@ class Builder {
     experts.bytes = expert_params_per_rank(w_) * grad;
     const TaskId experts_id = add(std::move(experts));
 
-    const double params = dense_params(w_.model) + expert_params_per_rank(w_);
+    const double params = dense_params(w_.model) / w_.parallel.tp + expert_params_per_rank(w_);
     compute(TaskKind::kOptimizer, Phase::kOptimizer, -1, -1, Dtype::kFp32, optimizer_cost(params, w_.precision.gradient),
             {dense_id, experts_id});
     return std::move(g_);
@@ -351,6 +405,8 @@ class Builder {
 
   const WorkloadSpec& w_;
   const RoutingSample& r_;
+  WorkloadSpec full_;  // w_ with the whole micro-batch's tokens on one rank (before TP sharding)
+  std::vector<std::vector<int>> tp_groups_;
   TaskGraph g_;
   std::map<int, TaskId> experts_last_;        // per micro-batch: its last expert-GEMM backward
   std::map<int, TaskId> stage_experts_last_;  // per stage: its last expert-GEMM backward (the stage's passes are chained)

@@ -130,9 +130,8 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
   }
   p.tp = static_cast<int>(t.integer_or("tp", 1, 1, 1 << 10));
   p.etp = static_cast<int>(t.integer_or("etp", 1, 1, 1 << 10));
-  // Tensor parallelism is part of the layout (groups, checks), but the task
-  // graph has no TP sharding yet: refuse rather than simulate it wrongly.
-  if (p.tp > 1) t.fail("tp", "tensor parallelism is not simulated yet (no TP sharding in the task graph); use tp = 1");
+  // Expert tensor parallelism is part of the layout (groups, checks), but
+  // the task graph does not shard experts: refuse rather than simulate it wrongly.
   if (p.etp > 1) t.fail("etp", "expert tensor parallelism is not simulated yet; use etp = 1");
   p.pp = static_cast<int>(t.integer_or("pp", 1, 1, 1 << 10));
   p.vpp = static_cast<int>(t.integer_or("vpp", 1, 1, 64));
@@ -158,7 +157,12 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
   if (p.micro_batch * p.sequence_length > kMaxTokens)
     t.fail("micro_batch", fmt::format("micro_batch x sequence_length = {} x {} tokens per rank exceeds {}",
                                       p.micro_batch, p.sequence_length, kMaxTokens));
-  p.tokens_per_micro_batch = p.micro_batch * p.sequence_length;
+  // Sequence parallelism: each TP rank holds (and routes) 1/tp of the tokens.
+  if (p.micro_batch * p.sequence_length % p.tp != 0)
+    t.fail("tp", fmt::format("must divide the micro-batch's micro_batch x sequence_length = {} tokens (sequence "
+                             "parallelism splits them over the TP group)",
+                             p.micro_batch * p.sequence_length));
+  p.tokens_per_micro_batch = p.micro_batch * p.sequence_length / p.tp;
   read_batch(t, p);
 
   const double traffic_bytes = traffic_memory_bytes(m.moe_layers(), p.micro_batches, p.ranks());

@@ -317,7 +317,7 @@ void add_link_bytes(const CollectivePlan& plan, const PlatformFacts& platform, s
 
 CollectivePlan plan_collective(const Task& task, const workloads::TaskGraph& graph, const Placement& placement,
                                AllReduceAlgorithm all_reduce, bool exact_ring_steps, AlltoallvOptions alltoallv) {
-  if (task.kind == workloads::TaskKind::kGradAllReduce)
+  if (task.kind == workloads::TaskKind::kGradAllReduce || task.kind == workloads::TaskKind::kTpAllReduce)
     return plan_all_reduce(task, placement, all_reduce, exact_ring_steps);
   if (task.kind == workloads::TaskKind::kPipelineP2p) alltoallv.algorithm = AlltoallAlgorithm::kDirect;
   const TrafficMatrix& traffic = graph.traffic[static_cast<std::size_t>(task.traffic)];

@@ -113,3 +113,45 @@ TEST_CASE("interleaved 1F1B: vpp chunks per stage cut the bubble time by vpp") {
   // The work is the same: the spans differ by the idle time saved.
   CHECK(plain.span_s - plain.idle_s == Approx(interleaved.span_s - interleaved.idle_s).epsilon(1e-3));
 }
+
+TEST_CASE("tensor parallelism: sharded kernels, and each TP all-reduce alone lands on its bound") {
+  // tiny-moe at TP2: dp 4, so a stage of 8 ranks (4 nodes of 2) holds one EP8 group.
+  const std::string out = in_child([] {
+    const workloads::WorkloadSpec w = workloads::load_workload("tiny-moe", {"parallel.tp=2"});
+    const workloads::WorkloadSpec w1 = workloads::load_workload("tiny-moe");
+    const workloads::TaskGraph g = workloads::build_task_graph(w);
+    const workloads::TaskGraph g1 = workloads::build_task_graph(w1);
+    ReplayOptions options;
+    options.schedule = Schedule::kSerial;
+    const Simulation s = simulate(platform_path("four_nodes"), g, options);
+    int tp_tasks = 0, on_bound = 0;
+    double attention_flops = 0, attention_flops_tp1 = 0;
+    for (const workloads::Task& t : g.tasks) {
+      if (t.kind == workloads::TaskKind::kAttention && attention_flops == 0) attention_flops = t.flops[0];
+      if (t.kind != workloads::TaskKind::kTpAllReduce) continue;
+      ++tp_tasks;
+      if (t.groups.size() != 4 || t.groups[0] != std::vector<int>{0, 1} || t.bytes != 256.0 * 512 * 2)
+        return std::string("bad TP all-reduce shape");
+    }
+    for (const workloads::Task& t : g1.tasks)
+      if (t.kind == workloads::TaskKind::kAttention) {
+        attention_flops_tp1 = t.flops[0];
+        break;
+      }
+    for (const CollectiveSpan& c : s.timeline.collectives)
+      if (g.tasks[c.task].kind == workloads::TaskKind::kTpAllReduce &&
+          std::abs((c.end_s - c.start_s) - s.bounds.task_s[c.task]) <= 1e-9 * s.bounds.task_s[c.task])
+        ++on_bound;
+    return fmt::format("{} {} {:.17g}", tp_tasks, on_bound, attention_flops / attention_flops_tp1);
+  });
+  int tp_tasks = 0, on_bound = 0;
+  double ratio = 0;
+  INFO(out);
+  REQUIRE(std::sscanf(out.c_str(), "%d %d %lf", &tp_tasks, &on_bound, &ratio) == 3);
+  // Per micro-batch (2) and layer (4: 1 dense, 3 MoE with a shared expert),
+  // forward and backward: after attention and after the FFN or shared expert.
+  CHECK(tp_tasks == 2 * 4 * 2 * 2);
+  CHECK(on_bound == tp_tasks);
+  // Attention on half the heads of the same micro-batch: half the FLOPs of TP1.
+  CHECK(ratio == Approx(0.5).epsilon(1e-12));
+}

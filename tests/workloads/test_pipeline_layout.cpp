@@ -67,6 +67,11 @@ TEST_CASE("[parallel]: layout keys, derived dp and micro-batches, the old meanin
   CHECK(w.parallel.schedule == PipelineSchedule::k1F1B);
   w = load_workload("tiny-moe", {"parallel.pp=2", "parallel.vpp=2"});
   CHECK(w.parallel.schedule == PipelineSchedule::kInterleaved);
+  // TP2: dp defaults to 4 (a stage of 8 ranks holds the EP8 group); each rank routes half the tokens.
+  w = load_workload("tiny-moe", {"parallel.tp=2"});
+  CHECK(w.parallel.dp == 4);
+  CHECK(w.parallel.world() == 8);
+  CHECK(w.parallel.tokens_per_micro_batch == 128);
 }
 
 TEST_CASE("[parallel]: bad layouts and batches are errors at the key", "[workload]") {
@@ -101,7 +106,12 @@ TEST_CASE("[parallel]: bad layouts and batches are errors at the key", "[workloa
         "--set parallel.micro_batches=3: error: parallel.micro_batches: the interleaved schedule needs micro-batches "
         "per step (3) to be a multiple of pp (2)");
   CHECK(error({"parallel.schedule=\"dualpipe\""}).find("not simulated yet") != std::string::npos);
-  CHECK(error({"parallel.tp=2"}).find("error: parallel.tp: tensor parallelism is not simulated yet") !=
+  CHECK(error({"parallel.tp=4"}) == "--set parallel.tp=4: error: parallel.tp: a tensor-parallel group of 4 would span "
+                                    "nodes of 2 ranks (tp must divide ranks_per_node unless tp_across_nodes = true)");
+  CHECK(error({"parallel.tp=2", "parallel.micro_batch=1", "parallel.sequence_length=127"}) ==
+        "--set parallel.tp=2: error: parallel.tp: must divide the micro-batch's micro_batch x sequence_length = 127 "
+        "tokens (sequence parallelism splits them over the TP group)");
+  CHECK(error({"parallel.etp=2"}).find("error: parallel.etp: expert tensor parallelism is not simulated yet") !=
         std::string::npos);
   CHECK(error({"parallel.pp=2", "parallel.first_stage_layers=4"}).find("error: parallel.pp: 4 layers cannot fill 2 pipeline chunks (pp 2 x vpp 1) with at least one layer each after 4 on the first") !=
         std::string::npos);
