@@ -135,7 +135,7 @@ void check_fidelity(const sim::ReplayOptions& o, const workloads::WorkloadSpec& 
   }
 }
 
-// What a rank of `w` holds in HBM as epsim's step runs it (TP = PP = 1).
+// What a rank of `w` holds in HBM as epsim's step runs it.
 sim::MemoryRequest memory_request(const workloads::WorkloadSpec& w) {
   return {workloads::memory_per_rank(w.model, workloads::current_memory_inputs(w)), w.memory.allow_oversubscribed,
           w.source};

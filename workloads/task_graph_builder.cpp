@@ -322,9 +322,13 @@ class Builder {
 
   // A TP-sharded kernel: 1/tp of the whole micro-batch's kernel (heads,
   // FFN columns or vocabulary split over the TP group); identity at tp 1.
+  // The GEMMs keep their rows (M: the micro-batch's tokens) and kernels.
   ComputeCost sharded(ComputeCost c) const {
     const double tp = w_.parallel.tp;
-    return {c.flops / tp, c.hbm_bytes / tp};
+    c.flops /= tp;
+    c.hbm_bytes /= tp;
+    c.elementwise_bytes /= tp;
+    return c;
   }
 
   // After a TP-sharded kernel, its TP group sums the partial outputs: an

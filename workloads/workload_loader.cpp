@@ -87,7 +87,7 @@ PipelineSchedule read_schedule(TableReader& t, int vpp) {
   if (name == "interleaved" && vpp < 2) t.fail("schedule", "\"interleaved\" needs parallel.vpp >= 2 model chunks per stage");
   if (name == "1f1b" && vpp > 1)
     t.fail("vpp", fmt::format("{} model chunks per stage need schedule = \"interleaved\"", vpp));
-  return name == "interleaved" ? PipelineSchedule::kInterleaved : PipelineSchedule::k1F1B;
+  return name == "interleaved" ? PipelineSchedule::kInterleaved : PipelineSchedule::kOneFOneB;
 }
 
 // Micro-batches per step: from global_batch (sequences over all DP ranks)

@@ -7,15 +7,6 @@
 
 namespace epsim::workloads {
 
-const char* to_string(PipelineSchedule s) {
-  switch (s) {
-    case PipelineSchedule::k1F1B: return "1f1b";
-    case PipelineSchedule::kInterleaved: return "interleaved";
-    case PipelineSchedule::kDualPipe: return "dualpipe";
-  }
-  return "?";
-}
-
 double dtype_bytes(Dtype dtype) {
   switch (dtype) {
     case Dtype::kFp8:

@@ -53,13 +53,15 @@ struct ModelSpec {
   bool is_moe(int layer) const { return layer >= dense_layers && layer < layers; }
 };
 
-// How a step runs its pipeline stages (docs/layout.md).
+// How a step runs its pipeline stages (docs/layout.md), and so how many
+// micro-batches' activations a stage holds at its peak (docs/memory.md).
 enum class PipelineSchedule {
-  k1F1B,         // Megatron's one-forward-one-backward (PipeDream-Flush), one model chunk per stage
-  kInterleaved,  // Megatron's interleaved 1F1B: vpp model chunks per stage
-  kDualPipe,     // DeepSeek-V3's bidirectional schedule (read, not yet simulated: the loader refuses it)
+  kGpipe,        // every forward, then every backward: all micro-batches (the one-stage step)
+  kOneFOneB,     // Megatron's one-forward-one-backward (PipeDream-Flush): min(pp - stage, micro-batches)
+  kInterleaved,  // Megatron's interleaved 1F1B with vpp model chunks per stage
+  kDualPipe,     // DeepSeek-V3's bidirectional schedule (memory fit only: the loader refuses it for the step)
 };
-const char* to_string(PipelineSchedule s);
+const char* to_string(PipelineSchedule s);  // "gpipe", "1f1b", "interleaved", "dualpipe"
 
 // The job's layout (Megatron-Core's sizes and numbering: ParallelLayout,
 // docs/layout.md) and its batch. The derived `micro_batches` and
@@ -75,7 +77,7 @@ struct ParallelSpec {
   std::int64_t micro_batch = 1;   // sequences per micro-batch per DP rank
   std::int64_t global_batch = 1;  // sequences per step over all DP ranks = micro_batch x dp x micro_batches
   std::int64_t sequence_length = 0;
-  PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   int first_stage_layers = 0;  // layers of the first model chunk; 0: even split
   int last_stage_layers = 0;   // layers of the last model chunk; 0: even split
   bool tp_across_nodes = false;

@@ -25,7 +25,7 @@ std::string passes(const std::vector<PipelinePass>& order) {
 }  // namespace
 
 TEST_CASE("1F1B: pp - s - 1 warm-up forwards, then one forward one backward, then the drain") {
-  const auto order = pipeline_order(PipelineSchedule::k1F1B, 4, 1, 6);
+  const auto order = pipeline_order(PipelineSchedule::kOneFOneB, 4, 1, 6);
   CHECK(passes(order[0]) == "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
   CHECK(passes(order[2]) == "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5");
   CHECK(passes(order[3]) == "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
@@ -64,7 +64,7 @@ TEST_CASE("[parallel]: layout keys, derived dp and micro-batches, the old meanin
   CHECK(w.parallel.edp() == 2);
   CHECK(w.parallel.ranks() == 128);  // the routing sample: one stage
   CHECK(w.parallel.micro_batches == 32);
-  CHECK(w.parallel.schedule == PipelineSchedule::k1F1B);
+  CHECK(w.parallel.schedule == PipelineSchedule::kOneFOneB);
   w = load_workload("tiny-moe", {"parallel.pp=2", "parallel.vpp=2"});
   CHECK(w.parallel.schedule == PipelineSchedule::kInterleaved);
   // TP2: dp defaults to 4 (a stage of 8 ranks holds the EP8 group); each rank routes half the tokens.
