@@ -63,6 +63,7 @@ Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph&
     out.report.memory = memory->breakdown;
     out.report.memory_fit = *fit;
   }
+  add_throughput(out.report, loaded.facts, out.placement, out.options.compute_fallback);
   out.platform = std::move(loaded.facts);
   return out;
 }

@@ -7,6 +7,7 @@
 #include "sim/platform/platform_loader.hpp"
 #include "sim/platform/sim_engine.hpp"
 #include "sim/run_memory.hpp"
+#include "workloads/model_flops.hpp"
 #include "workloads/task_graph_builder.hpp"
 #include "tools/option_checks.hpp"
 #include "workloads/memory_fit.hpp"
@@ -130,12 +131,12 @@ RunRequest parse_run_request(const std::vector<std::string>& args) {
 // The replay refuses per-flow fidelity at scale; say it by the flag.
 void check_fidelity(const sim::ReplayOptions& o, const workloads::WorkloadSpec& w) {
   if (o.fidelity == sim::Fidelity::kPerFlow) {
-    const std::string why = sim::per_flow_refusal(w.parallel.ranks());
+    const std::string why = sim::per_flow_refusal(w.parallel.world());
     if (!why.empty()) throw option_error("--fidelity", why);
   }
 }
 
-// What a rank of `w` holds in HBM as epsim's step runs it (TP = PP = 1).
+// What a rank of `w` holds in HBM as epsim's step runs it.
 sim::MemoryRequest memory_request(const workloads::WorkloadSpec& w) {
   return {workloads::memory_per_rank(w.model, workloads::current_memory_inputs(w)), w.memory.allow_oversubscribed,
           w.source};
@@ -156,11 +157,34 @@ CheckedJob check_job(const RunRequest& r, const SplitOverrides& overrides, const
   check_fidelity(options, w);
   // check_platform runs an XML's checks in a child process.
   job.platform = sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform});
-  sim::check_ranks_fit(job.platform, w.parallel.ranks(), w.parallel.ranks_per_node);
+  sim::check_ranks_fit(job.platform, w.parallel.world(), w.parallel.ranks_per_node);
   sim::check_run_memory(job.platform, w);
   if (job.platform.cluster)
     sim::enforce_memory_fit(memory_request(w), job.platform.cluster->npu.hbm_capacity_bytes);
   return job;
+}
+
+// What the report says it is about: platform, workload, layout, batch and
+// the model FLOPs its throughput is counted in.
+static sim::Scenario describe(const RunRequest& r, const workloads::WorkloadSpec& w) {
+  const workloads::ParallelSpec& p = w.parallel;
+  sim::Scenario s{r.platform, "", "", r.workload, w.model.name, p.ep, p.dp,
+                  p.ranks_per_node, static_cast<long long>(w.routing.seed), r.overrides};
+  s.tp = p.tp;
+  s.pp = p.pp;
+  s.vpp = p.schedule == workloads::PipelineSchedule::kInterleaved ? p.vpp : 1;
+  s.etp = p.etp;
+  s.edp = p.edp();
+  s.pipeline_schedule = to_string(p.schedule);
+  s.micro_batches = p.micro_batches;
+  s.micro_batch = p.micro_batch;
+  s.sequence_length = p.sequence_length;
+  s.global_batch = p.global_batch;
+  const workloads::ModelFlops flops = workloads::model_flops(w);
+  s.model_flops_per_token = flops.per_token();
+  s.active_params = flops.active_params;
+  s.mfu_dtype = w.precision.gemm;
+  return s;
 }
 
 RunOutcome run_request(const RunRequest& r) {
@@ -174,8 +198,7 @@ RunOutcome run_request(const RunRequest& r) {
   const workloads::WorkloadSpec w = check_job(r, overrides, options).workload;
   options.compute_fallback = w.precision.gemm_fallback;
   // The platform's own name and NPU model are filled in by simulate().
-  const sim::Scenario scenario{r.platform, "", "", r.workload, w.model.name, w.parallel.ep, w.parallel.dp,
-                               w.parallel.ranks_per_node, static_cast<long long>(w.routing.seed), r.overrides};
+  const sim::Scenario scenario = describe(r, w);
   out.graph = workloads::build_task_graph(w);
   out.simulation =
       sim::simulate(sim::PlatformRequest{r.platform, overrides.platform}, out.graph, options, engine, scenario,

@@ -146,6 +146,15 @@ ComputeCost expert_gemm_cost(const WorkloadSpec& w, const std::int32_t* tokens_p
   return total;
 }
 
+double dense_layer_params(const ModelSpec& m, int layer) {
+  const double h = static_cast<double>(m.hidden);
+  if (!m.is_moe(layer)) return attention_params(m) + 3.0 * h * static_cast<double>(m.dense_ffn);
+  return attention_params(m) + m.shared_experts * 3.0 * h * static_cast<double>(m.shared_expert_ffn) +
+         static_cast<double>(m.experts) * h;  // + gate
+}
+
+double embedding_params(const ModelSpec& m) { return static_cast<double>(m.vocab) * static_cast<double>(m.hidden); }
+
 double dense_params(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden);
   const double embedding_and_head = 2.0 * static_cast<double>(m.vocab) * h;
@@ -156,10 +165,12 @@ double dense_params(const ModelSpec& m) {
          m.moe_layers() * moe_shared;
 }
 
-double expert_params_per_rank(const WorkloadSpec& w) {
+double expert_params_per_rank(const WorkloadSpec& w) { return expert_params_per_rank(w, w.model.moe_layers()); }
+
+double expert_params_per_rank(const WorkloadSpec& w, int moe_layers) {
   const ModelSpec& m = w.model;
   const double per_expert = 3.0 * static_cast<double>(m.hidden) * static_cast<double>(m.expert_ffn);
-  return static_cast<double>(m.moe_layers()) * (m.experts / w.parallel.ep) * per_expert;
+  return static_cast<double>(moe_layers) * (m.experts / w.parallel.ep) * per_expert;
 }
 
 ComputeCost optimizer_cost(double params, Dtype gradient) {

@@ -52,6 +52,13 @@ ComputeCost expert_gemm_cost(const WorkloadSpec& w, const std::int32_t* tokens, 
 // gates, shared experts, dense FFNs), and each rank's routed-expert ones.
 double dense_params(const ModelSpec& m);
 double expert_params_per_rank(const WorkloadSpec& w);
+// The same per pipeline stage: one layer's replicated parameters
+// (attention, and a dense FFN or the gate and shared experts), the input
+// embedding's (the output head has as many), and the routed-expert ones of
+// `moe_layers` layers.
+double dense_layer_params(const ModelSpec& m, int layer);
+double embedding_params(const ModelSpec& m);
+double expert_params_per_rank(const WorkloadSpec& w, int moe_layers);
 
 // AdamW on `params` parameters (seed 002): read the gradient (gradient
 // dtype) and FP32 param, m, v; write FP32 param, m, v; 15 FLOPs each.

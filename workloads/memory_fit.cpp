@@ -263,14 +263,13 @@ MemoryBreakdown memory_per_rank(const ModelSpec& model, const MemoryInputs& inpu
 
 MemoryInputs current_memory_inputs(const WorkloadSpec& w) {
   MemoryInputs in;
-  in.layout.tp = 1;
-  in.layout.pp = 1;
-  in.layout.ep = w.parallel.ep;
-  in.layout.dp = w.parallel.ep * w.parallel.dp;  // attention is data-parallel over every rank
-  in.layout.etp = 1;
+  in.layout = w.parallel.layout();
+  in.vpp = w.parallel.vpp;
   in.micro_batches = w.parallel.micro_batches;
   in.micro_batch_tokens = w.parallel.tokens_per_micro_batch;
-  in.schedule = PipelineSchedule::kGpipe;
+  // One stage: the micro-batches are independent chains, every forward
+  // before every backward; with stages, the schedule the graph runs.
+  in.schedule = w.parallel.pp == 1 ? PipelineSchedule::kGpipe : w.parallel.schedule;
   in.recompute = w.memory.recompute;
   in.zero_stage = w.memory.zero_stage;
   in.gemm = w.precision.gemm;

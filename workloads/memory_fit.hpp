@@ -14,14 +14,7 @@
 
 namespace epsim::workloads {
 
-// How many micro-batches' activations a pipeline stage holds at its peak.
-enum class PipelineSchedule {
-  kGpipe,        // every forward, then every backward: all micro-batches (epsim's step today)
-  kOneFOneB,     // PipeDream-Flush / 1F1B: min(pp - stage, micro-batches)
-  kInterleaved,  // Megatron's interleaved 1F1B with vpp chunks: pp + (pp - 1) / vpp on stage 0
-  kDualPipe,     // DeepSeek-V3's DualPipe: 2 x parameters, pp + 1 micro-batches
-};
-const char* to_string(PipelineSchedule schedule);
+// PipelineSchedule (workload_spec.hpp) decides how many micro-batches' activations a stage holds at its peak.
 
 // Recompute is workload_spec.hpp's (the workload's [memory] table names it).
 const char* to_string(Recompute recompute);
@@ -83,9 +76,10 @@ double activation_bytes_per_token(const ModelSpec& model, const MemoryInputs& in
 // check_stage_split(model.layers, pp, vpp, 0, 0) passes.
 MemoryBreakdown memory_per_rank(const ModelSpec& model, const MemoryInputs& inputs);
 
-// The inputs for a workload as epsim's step runs it today: TP = PP = 1,
-// attention data-parallel over all ep x dp ranks (DP = ep x dp, EDP = dp),
-// every micro-batch's forward before any backward (GPipe), and the
+// The inputs for a workload as epsim's step runs it: its [parallel] layout
+// (TP, PP, VPP, EP, DP; the layers split evenly: first_stage_layers and
+// last_stage_layers are not seen here), with one stage every micro-batch's
+// forward before any backward (GPipe), else the pipeline schedule; and the
 // workload's [memory] choices.
 MemoryInputs current_memory_inputs(const WorkloadSpec& workload);
 

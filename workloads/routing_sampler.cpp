@@ -391,7 +391,7 @@ RoutingSample sample_routing(const WorkloadSpec& w, int threads) {
   auto run = [&] {
     for (int j = next_layer++; j < layer_jobs; j = next_layer++) {
       const int l = j / p.micro_batches, mb = j % p.micro_batches;
-      for (int replica = 0; replica < p.dp; ++replica) {
+      for (int replica = 0; replica < p.edp(); ++replica) {
         const LayerTables& t = tables[static_cast<std::size_t>(l)];
         sample_job(w, t, L, t.uniform && patterns ? &*patterns : nullptr, l, mb, replica,
                    s.layers[static_cast<std::size_t>(j)]);

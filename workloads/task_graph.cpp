@@ -22,6 +22,8 @@ KindNames names_of(TaskKind kind) {
     case TaskKind::kCombine: return {"combine", "combine"};
     case TaskKind::kGradAllReduce: return {"grad_all_reduce", "gradient sync"};
     case TaskKind::kOptimizer: return {"optimizer", "optimizer"};
+    case TaskKind::kPipelineP2p: return {"pipeline_p2p", "pipeline p2p"};
+    case TaskKind::kTpAllReduce: return {"tp_all_reduce", "TP all-reduce"};
   }
   return {"unknown", "?"};
 }

@@ -25,6 +25,8 @@ enum class TaskKind {
   kCombine,        // all-to-all: expert outputs back to the tokens' ranks
   kGradAllReduce,  // gradient synchronisation
   kOptimizer,      // AdamW update, memory-bound
+  kPipelineP2p,    // activations (forward) or their gradients (backward) to the next pipeline stage's ranks
+  kTpAllReduce,    // a TP group sums a sharded kernel's partial outputs (groups, bytes per rank)
 };
 
 enum class Phase { kForward, kBackward, kGradSync, kOptimizer };
@@ -61,6 +63,9 @@ struct Task {
   Phase phase = Phase::kForward;
   int layer = -1;        // -1 for step-wide tasks (gradient sync, optimizer)
   int micro_batch = -1;  // -1 when not tied to one micro-batch
+  // Compute tasks: the pipeline stage whose ranks run it (TaskGraph::runs);
+  // -1: every rank. The other ranks' amounts are 0.
+  int stage = -1;
 
   // Tasks this one waits for; all have smaller ids. For a compute task, rank
   // r waits for rank r's part of a compute dependency and for the whole of a
@@ -81,27 +86,55 @@ struct Task {
   std::vector<double> elementwise_bytes;
   int kernels = 1;
 
-  // kDispatch / kCombine: bytes(src -> dst) = traffic.at(src, dst) * bytes_per_token,
-  // or traffic.at(dst, src) * bytes_per_token when `transpose` (combine).
+  // kDispatch / kCombine / kPipelineP2p: bytes(src -> dst) =
+  // traffic.at(src, dst) * bytes_per_token, or traffic.at(dst, src) *
+  // bytes_per_token when `transpose` (combine). The traffic's rank i is
+  // rank i of the graph when `groups` is empty, else rank groups[0][i] (a
+  // pipeline stage's ranks; for kPipelineP2p the sender's then the receiver's).
   int traffic = -1;  // index into TaskGraph::traffic
   bool transpose = false;
   double bytes_per_token = 0;
 
-  // kGradAllReduce: independent groups of ranks, each running `group_op` over `bytes` per rank.
+  // kGradAllReduce: independent groups of ranks, each running `group_op` over `bytes` per rank;
+  // kTpAllReduce: each all-reducing `bytes` per rank. All collectives: the union of `groups`
+  // takes part (empty: every rank).
   std::vector<std::vector<int>> groups;
   double bytes = 0;
   GroupCollective group_op = GroupCollective::kAllReduce;
 
   bool is_collective() const {
-    return kind == TaskKind::kDispatch || kind == TaskKind::kCombine || kind == TaskKind::kGradAllReduce;
+    return kind == TaskKind::kDispatch || kind == TaskKind::kCombine || kind == TaskKind::kGradAllReduce ||
+           kind == TaskKind::kPipelineP2p || kind == TaskKind::kTpAllReduce;
+  }
+  // Collectives whose traffic matrix is indexed through groups[0].
+  bool uses_traffic() const {
+    return kind == TaskKind::kDispatch || kind == TaskKind::kCombine || kind == TaskKind::kPipelineP2p;
   }
 };
 
 struct TaskGraph {
   int ranks = 0;
   int ranks_per_node = 0;
+  // Pipeline stages: stage s is ranks [s x stage_ranks, (s+1) x stage_ranks).
+  int stages = 1;
+  int stage_ranks = 0;
   std::vector<Task> tasks;            // topologically ordered: deps precede
-  std::vector<TrafficMatrix> traffic;  // one per (MoE layer, micro-batch)
+  // One per (MoE layer, micro-batch), then (with stages > 1) the pattern of
+  // the pipeline's point-to-point transfers.
+  std::vector<TrafficMatrix> traffic;
+
+  // Whether `rank` runs its part of compute task t. A rank's part of a task
+  // it does not run is empty and done from the start: nothing waits for it.
+  bool runs(const Task& t, int rank) const { return t.stage < 0 || rank / stage_ranks == t.stage; }
+  // The ranks taking part in collective t: the union of its groups; every
+  // rank for a dispatch/combine without groups.
+  std::vector<bool> members(const Task& t) const {
+    std::vector<bool> joins(static_cast<std::size_t>(ranks), t.groups.empty() && t.kind != TaskKind::kGradAllReduce);
+    for (const auto& g : t.groups)
+      for (int r : g)
+        if (r >= 0 && r < ranks) joins[static_cast<std::size_t>(r)] = true;
+    return joins;
+  }
 };
 
 // A task kind's identifier in JSON ("expert_gemm").

@@ -4,7 +4,10 @@
 #include <map>
 #include <numeric>
 
+#include "core/error.hpp"
 #include "workloads/layer_costs.hpp"
+#include "workloads/parallel_layout.hpp"
+#include "workloads/pipeline_schedule.hpp"
 
 namespace epsim::workloads {
 
@@ -12,20 +15,32 @@ namespace {
 
 class Builder {
  public:
-  Builder(const WorkloadSpec& w, const RoutingSample& r) : w_(w), r_(r) {
-    g_.ranks = r.ranks;
+  Builder(const WorkloadSpec& w, const RoutingSample& r) : w_(w), r_(r), full_(w) {
+    // Dense kernels are priced on the whole micro-batch and sharded over
+    // TP; the routing sample's tokens per rank are 1/tp of it (sequence
+    // parallelism: each TP rank routes its share of the tokens).
+    full_.parallel.tokens_per_micro_batch = w.parallel.micro_batch * w.parallel.sequence_length;
+    if (w.parallel.tp > 1) tp_groups_ = w.parallel.layout().groups(GroupKind::kTensor);
+    g_.ranks = w.parallel.world();
     g_.ranks_per_node = r.ranks_per_node;
-    g_.traffic.reserve(r.layers.size());
+    g_.stages = w.parallel.pp;
+    g_.stage_ranks = r.ranks;
+    g_.traffic.reserve(r.layers.size() + 1);
     for (const LayerRouting& l : r.layers) g_.traffic.push_back(l.traffic);
   }
 
-  TaskGraph build() {
+  TaskGraph build() { return w_.parallel.pp == 1 ? build_one_stage() : build_pipeline(); }
+
+ private:
+  // One stage: every micro-batch its own chain, listed layer by layer with
+  // micro-batches interleaved, so the replay may overlap them.
+  TaskGraph build_one_stage() {
     const int layers = w_.model.layers, mbs = w_.parallel.micro_batches;
     std::vector<std::vector<TaskId>> tail(static_cast<std::size_t>(mbs));  // each micro-batch's last tasks
     for (int l = 0; l < layers; ++l) {
       for (int mb = 0; mb < mbs; ++mb) tail[static_cast<std::size_t>(mb)] = forward_layer(l, mb, tail[static_cast<std::size_t>(mb)]);
     }
-    const ComputeCost head = output_head_cost(w_);
+    const ComputeCost head = sharded(output_head_cost(full_));
     for (int mb = 0; mb < mbs; ++mb) {
       auto& t = tail[static_cast<std::size_t>(mb)];
       TaskId fwd = compute(TaskKind::kDenseFfn, Phase::kForward, layers, mb, Dtype::kBf16, head, t);
@@ -39,7 +54,161 @@ class Builder {
     return finish_step(dense_done);
   }
 
- private:
+  // Pipeline stages: each stage runs its passes in pipeline_order(), each
+  // pass waiting for the stage's previous one; passes are listed as the
+  // stages could run them (a pass once its input from the neighbouring
+  // stage is listed), so every rank's in-order streams see them in order.
+  TaskGraph build_pipeline() {
+    const ParallelSpec& p = w_.parallel;
+    const int chunks = p.pp * (p.schedule == PipelineSchedule::kInterleaved ? p.vpp : 1);
+    split_ = split_layers(w_.model.layers, p.pp, chunks / p.pp, p.first_stage_layers, p.last_stage_layers);
+    p2p_traffic_ = add_p2p_traffic();
+    const auto order = pipeline_order(p.schedule, p.pp, p.vpp, p.micro_batches);
+    const auto cell = [&](int chunk, int mb) { return static_cast<std::size_t>(chunk) * p.micro_batches + mb; };
+    std::vector<TaskId> sent_forward(static_cast<std::size_t>(chunks) * p.micro_batches, -1);
+    std::vector<TaskId> sent_backward(sent_forward.size(), -1);
+    std::vector<std::vector<TaskId>> stage_tail(static_cast<std::size_t>(p.pp));
+    std::vector<std::size_t> next(static_cast<std::size_t>(p.pp), 0);
+    std::size_t left = 0;
+    for (const auto& o : order) left += o.size();
+    while (left > 0) {
+      bool listed = false;
+      for (int s = 0; s < p.pp; ++s) {
+        const auto& passes = order[static_cast<std::size_t>(s)];
+        auto& tail = stage_tail[static_cast<std::size_t>(s)];
+        for (std::size_t& i = next[static_cast<std::size_t>(s)]; i < passes.size(); ++i, --left, listed = true) {
+          const PipelinePass& pass = passes[i];
+          const int c = pass.chunk, mb = pass.micro_batch;
+          std::vector<TaskId> in = tail;
+          if (pass.forward && c > 0) {
+            if (sent_forward[cell(c - 1, mb)] < 0) break;
+            in.push_back(sent_forward[cell(c - 1, mb)]);
+          }
+          if (!pass.forward && c < chunks - 1) {
+            if (sent_backward[cell(c + 1, mb)] < 0) break;
+            in.push_back(sent_backward[cell(c + 1, mb)]);
+          }
+          tail = pass.forward ? forward_chunk(c, mb, s, in) : backward_chunk(c, mb, s, in);
+          if (pass.forward && c < chunks - 1) sent_forward[cell(c, mb)] = p2p(Phase::kForward, c, c + 1, mb, tail);
+          if (!pass.forward && c > 0) sent_backward[cell(c, mb)] = p2p(Phase::kBackward, c, c - 1, mb, tail);
+        }
+      }
+      if (!listed) throw InternalError("pipeline schedule deadlocks: no stage can list its next pass");
+    }
+    for (int s = 0; s < p.pp; ++s) finish_stage(s, stage_tail[static_cast<std::size_t>(s)]);
+    return std::move(g_);
+  }
+
+  int stage_of(int chunk) const { return chunk % w_.parallel.pp; }
+
+  std::vector<TaskId> forward_chunk(int c, int mb, int s, std::vector<TaskId> in) {
+    const int first = split_.chunk_first[static_cast<std::size_t>(c)];
+    for (int l = first; l < first + split_.chunk_layers[static_cast<std::size_t>(c)]; ++l) in = forward_layer(l, mb, in, s);
+    if (is_last_chunk(c)) in = {compute(TaskKind::kDenseFfn, Phase::kForward, w_.model.layers, mb, Dtype::kBf16,
+                                    sharded(output_head_cost(full_)), in, s)};
+    return in;
+  }
+
+  std::vector<TaskId> backward_chunk(int c, int mb, int s, std::vector<TaskId> in) {
+    if (is_last_chunk(c)) in = {compute(TaskKind::kDenseFfn, Phase::kBackward, w_.model.layers, mb, Dtype::kBf16,
+                                    twice(sharded(output_head_cost(full_))), in, s)};
+    const int first = split_.chunk_first[static_cast<std::size_t>(c)];
+    for (int l = first + split_.chunk_layers[static_cast<std::size_t>(c)] - 1; l >= first; --l)
+      in = backward_layer(l, mb, in, s);
+    return in;
+  }
+
+  bool is_last_chunk(int chunk) const { return chunk == static_cast<int>(split_.chunk_layers.size()) - 1; }
+
+  std::vector<int> stage_rank_list(int s) const {
+    std::vector<int> out(static_cast<std::size_t>(g_.stage_ranks));
+    std::iota(out.begin(), out.end(), s * g_.stage_ranks);
+    return out;
+  }
+
+  // The pattern of every point-to-point transfer: rank i of the sending
+  // stage to rank i of the receiving one (the same pipeline group), each
+  // carrying the rank's micro-batch of activations or gradients.
+  int add_p2p_traffic() {
+    TrafficMatrix m;
+    const int n = g_.stage_ranks;
+    m.ranks = 2 * n;
+    m.ranks_per_node = g_.ranks_per_node;
+    m.tokens.assign(static_cast<std::size_t>(m.ranks) * m.ranks, 0);
+    m.node_tokens.assign(static_cast<std::size_t>(m.ranks) * m.nodes(), 0);
+    const auto tokens = static_cast<std::int32_t>(w_.parallel.tokens_per_micro_batch);
+    for (int i = 0; i < n; ++i) {
+      m.tokens[static_cast<std::size_t>(i) * m.ranks + n + i] = tokens;
+      m.node_tokens[static_cast<std::size_t>(i) * m.nodes() + (n + i) / m.ranks_per_node] = tokens;
+    }
+    g_.traffic.push_back(std::move(m));
+    return static_cast<int>(g_.traffic.size()) - 1;
+  }
+
+  // The dense parameters' DP groups of stage s (-1: of the whole graph):
+  // ranks holding the same TP shard; at tp 1 the stage (or graph) itself.
+  std::vector<std::vector<int>> data_groups(int s) const {
+    if (w_.parallel.tp == 1) {
+      std::vector<int> all(static_cast<std::size_t>(s < 0 ? g_.ranks : g_.stage_ranks));
+      std::iota(all.begin(), all.end(), s < 0 ? 0 : s * g_.stage_ranks);
+      return {all};
+    }
+    std::vector<std::vector<int>> out;
+    for (auto& g : w_.parallel.layout().groups(GroupKind::kData))
+      if (s < 0 || g.front() / g_.stage_ranks == s) out.push_back(g);
+    return out;
+  }
+
+  // Chunk `from`'s output (forward: activations; backward: their gradients,
+  // both BF16 hidden-wide per token) to chunk `to`'s stage.
+  TaskId p2p(Phase phase, int from, int to, int mb, std::vector<TaskId> deps) {
+    const int layer = phase == Phase::kForward ? split_.chunk_first[static_cast<std::size_t>(to)]
+                                               : split_.chunk_first[static_cast<std::size_t>(from)];
+    Task t = base(TaskKind::kPipelineP2p, phase, layer, mb, std::move(deps));
+    t.traffic = p2p_traffic_;
+    t.bytes_per_token = token_bytes(Dtype::kBf16, w_.model.hidden, w_.precision.scale_block);
+    std::vector<int> ranks = stage_rank_list(stage_of(from));
+    for (int r : stage_rank_list(stage_of(to))) ranks.push_back(r);
+    t.groups.push_back(std::move(ranks));
+    return add(std::move(t));
+  }
+
+  // Stage s's gradient sync and optimizer, for the parameters it holds:
+  // its layers, the embedding on the first stage, the head on the last.
+  void finish_stage(int s, const std::vector<TaskId>& done) {
+    const ParallelSpec& p = w_.parallel;
+    double dense = 0;
+    int moe_layers = 0;
+    for (std::size_t c = 0; c < split_.chunk_layers.size(); ++c) {
+      if (stage_of(static_cast<int>(c)) != s) continue;
+      for (int l = split_.chunk_first[c]; l < split_.chunk_first[c] + split_.chunk_layers[c]; ++l) {
+        dense += dense_layer_params(w_.model, l);
+        moe_layers += w_.model.is_moe(l) ? 1 : 0;
+      }
+    }
+    if (s == 0) dense += embedding_params(w_.model);
+    if (s == stage_of(static_cast<int>(split_.chunk_layers.size()) - 1)) dense += embedding_params(w_.model);
+    const double grad = dtype_bytes(w_.precision.gradient);
+    Task dense_sync = base(TaskKind::kGradAllReduce, Phase::kGradSync, -1, -1, done);
+    dense_sync.groups = data_groups(s);
+    dense_sync.bytes = dense / p.tp * grad;
+    const TaskId dense_id = add(std::move(dense_sync));
+    std::vector<TaskId> expert_deps;
+    const auto last = stage_experts_last_.find(s);
+    if (last != stage_experts_last_.end()) expert_deps.push_back(last->second);
+    Task experts = base(TaskKind::kGradAllReduce, Phase::kGradSync, -1, -1, expert_deps.empty() ? done : expert_deps);
+    for (int r = 0; r < p.ep; ++r) {
+      std::vector<int> group;
+      for (int d = 0; d < p.edp(); ++d) group.push_back(s * g_.stage_ranks + d * p.ep + r);
+      experts.groups.push_back(std::move(group));
+    }
+    experts.bytes = expert_params_per_rank(w_, moe_layers) * grad;
+    const TaskId experts_id = add(std::move(experts));
+    compute(TaskKind::kOptimizer, Phase::kOptimizer, -1, -1, Dtype::kFp32,
+            optimizer_cost(dense / p.tp + expert_params_per_rank(w_, moe_layers), w_.precision.gradient),
+            {dense_id, experts_id}, s);
+  }
+
   // Backward: twice the forward's FLOPs, bytes and kernels, on the same rows.
   static ComputeCost twice(ComputeCost c) {
     c.flops *= 2;
@@ -65,25 +234,48 @@ class Builder {
     return t;
   }
 
-  // A compute task with the same amounts on every rank.
-  TaskId compute(TaskKind kind, Phase phase, int layer, int mb, Dtype dtype, ComputeCost c, std::vector<TaskId> deps) {
+  // A compute task with the same amounts on every rank (stage -1) or on
+  // stage s's ranks only.
+  TaskId compute(TaskKind kind, Phase phase, int layer, int mb, Dtype dtype, ComputeCost c, std::vector<TaskId> deps,
+                 int stage = -1) {
     Task t = base(kind, phase, layer, mb, std::move(deps));
     t.dtype = dtype;
-    t.flops.assign(static_cast<std::size_t>(g_.ranks), c.flops);
-    t.hbm_bytes.assign(static_cast<std::size_t>(g_.ranks), c.hbm_bytes);
-    t.gemm_rows.assign(static_cast<std::size_t>(g_.ranks), c.rows);
-    t.elementwise_bytes.assign(static_cast<std::size_t>(g_.ranks), c.elementwise_bytes);
+    t.stage = stage;
+    const auto n = static_cast<std::size_t>(g_.ranks);
+    const bool all = stage < 0;
+    t.flops.assign(n, all ? c.flops : 0.0);
+    t.hbm_bytes.assign(n, all ? c.hbm_bytes : 0.0);
+    t.gemm_rows.assign(n, all ? c.rows : 0.0);
+    t.elementwise_bytes.assign(n, all ? c.elementwise_bytes : 0.0);
     t.kernels = c.kernels;
+    for (int r = all ? 0 : stage * g_.stage_ranks; !all && r < (stage + 1) * g_.stage_ranks; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      t.flops[i] = c.flops;
+      t.hbm_bytes[i] = c.hbm_bytes;
+      t.gemm_rows[i] = c.rows;
+      t.elementwise_bytes[i] = c.elementwise_bytes;
+    }
     return add(std::move(t));
   }
 
-  TaskId expert_gemm(Phase phase, int layer, int mb, TaskId dep) {
+  // The routing sample covers one stage's ranks: stage s's rank s x
+  // stage_ranks + i draws as the sample's rank i.
+  TaskId expert_gemm(Phase phase, int layer, int mb, TaskId dep, int stage) {
     const LayerRouting& lr = r_.at(layer - w_.model.dense_layers, mb);
     const double factor = phase == Phase::kBackward ? 2.0 : 1.0;
     Task t = base(TaskKind::kExpertGemm, phase, layer, mb, {dep});
     t.dtype = w_.precision.gemm;
+    t.stage = stage;
+    const int first = stage < 0 ? 0 : stage * g_.stage_ranks;
     for (int rank = 0; rank < g_.ranks; ++rank) {
-      ComputeCost c = expert_gemm_cost(w_, &lr.expert_tokens[static_cast<std::size_t>(rank) * r_.experts_per_rank],
+      const int local = rank - first;
+      if (local < 0 || local >= r_.ranks) {
+        t.flops.push_back(0);
+        t.hbm_bytes.push_back(0);
+        t.gemm_rows.push_back(0);
+        continue;
+      }
+      ComputeCost c = expert_gemm_cost(w_, &lr.expert_tokens[static_cast<std::size_t>(local) * r_.experts_per_rank],
                                        r_.experts_per_rank);
       t.flops.push_back(factor * c.flops);
       t.hbm_bytes.push_back(factor * c.hbm_bytes);
@@ -94,53 +286,97 @@ class Builder {
   }
 
   TaskId all_to_all(TaskKind kind, Phase phase, int layer, int mb, bool transpose, double bytes_per_token,
-                    std::vector<TaskId> deps) {
+                    std::vector<TaskId> deps, int stage) {
     Task t = base(kind, phase, layer, mb, std::move(deps));
     t.traffic = (layer - w_.model.dense_layers) * w_.parallel.micro_batches + mb;
     t.transpose = transpose;
     t.bytes_per_token = bytes_per_token;
+    if (stage >= 0) t.groups.push_back(stage_rank_list(stage));
     return add(std::move(t));
   }
 
-  std::vector<TaskId> forward_layer(int l, int mb, const std::vector<TaskId>& in) {
-    const TaskId attn = compute(TaskKind::kAttention, Phase::kForward, l, mb, Dtype::kBf16, attention_cost(w_), in);
+  std::vector<TaskId> forward_layer(int l, int mb, const std::vector<TaskId>& in, int s = -1) {
+    const TaskId attn = tp_all_reduce(
+        Phase::kForward, l, mb,
+        compute(TaskKind::kAttention, Phase::kForward, l, mb, Dtype::kBf16, sharded(attention_cost(full_)), in, s), s);
     if (!w_.model.is_moe(l)) {
-      return {compute(TaskKind::kDenseFfn, Phase::kForward, l, mb, w_.precision.gemm, dense_ffn_cost(w_), {attn})};
+      return {tp_all_reduce(Phase::kForward, l, mb,
+                            compute(TaskKind::kDenseFfn, Phase::kForward, l, mb, w_.precision.gemm,
+                                    sharded(dense_ffn_cost(full_)), {attn}, s),
+                            s)};
     }
-    const TaskId gate = compute(TaskKind::kGate, Phase::kForward, l, mb, Dtype::kFp32, gate_cost(w_), {attn});
-    const TaskId dispatch = all_to_all(TaskKind::kDispatch, Phase::kForward, l, mb, false, dispatch_bytes_per_token(w_), {gate});
-    const TaskId experts = expert_gemm(Phase::kForward, l, mb, dispatch);
+    const TaskId gate = compute(TaskKind::kGate, Phase::kForward, l, mb, Dtype::kFp32, gate_cost(w_), {attn}, s);
+    const TaskId dispatch =
+        all_to_all(TaskKind::kDispatch, Phase::kForward, l, mb, false, dispatch_bytes_per_token(w_), {gate}, s);
+    const TaskId experts = expert_gemm(Phase::kForward, l, mb, dispatch, s);
     std::vector<TaskId> out;
     if (w_.model.shared_experts > 0) {
-      out.push_back(compute(TaskKind::kSharedExpert, Phase::kForward, l, mb, w_.precision.gemm, shared_expert_cost(w_), {gate}));
+      out.push_back(tp_all_reduce(Phase::kForward, l, mb,
+                                  compute(TaskKind::kSharedExpert, Phase::kForward, l, mb, w_.precision.gemm,
+                                          sharded(shared_expert_cost(full_)), {gate}, s),
+                                  s));
     }
-    out.push_back(all_to_all(TaskKind::kCombine, Phase::kForward, l, mb, true, combine_bytes_per_token(w_), {experts}));
+    out.push_back(all_to_all(TaskKind::kCombine, Phase::kForward, l, mb, true, combine_bytes_per_token(w_), {experts}, s));
     return out;
+  }
+
+  // A TP-sharded kernel: 1/tp of the whole micro-batch's kernel (heads,
+  // FFN columns or vocabulary split over the TP group); identity at tp 1.
+  // The GEMMs keep their rows (M: the micro-batch's tokens) and kernels.
+  ComputeCost sharded(ComputeCost c) const {
+    const double tp = w_.parallel.tp;
+    c.flops /= tp;
+    c.hbm_bytes /= tp;
+    c.elementwise_bytes /= tp;
+    return c;
+  }
+
+  // After a TP-sharded kernel, its TP group sums the partial outputs: an
+  // all-reduce of the micro-batch's BF16 activations (with sequence
+  // parallelism, the all-gather before the kernel and the reduce-scatter
+  // after it move the same ring bytes). At tp 1: nothing, `after` itself.
+  TaskId tp_all_reduce(Phase phase, int layer, int mb, TaskId after, int stage) {
+    const ParallelSpec& p = w_.parallel;
+    if (p.tp == 1) return after;
+    Task t = base(TaskKind::kTpAllReduce, phase, layer, mb, {after});
+    for (const auto& g : tp_groups_)
+      if (stage < 0 || g.front() / g_.stage_ranks == stage) t.groups.push_back(g);
+    t.bytes = static_cast<double>(p.micro_batch * p.sequence_length) *
+              token_bytes(Dtype::kBf16, w_.model.hidden, w_.precision.scale_block);
+    return add(std::move(t));
   }
 
   // Gradients flow back through the same routing: combine-backward sends
   // along the dispatch pattern and dispatch-backward along the combine
   // pattern, both in BF16.
-  std::vector<TaskId> backward_layer(int l, int mb, const std::vector<TaskId>& in) {
+  std::vector<TaskId> backward_layer(int l, int mb, const std::vector<TaskId>& in, int s = -1) {
     std::vector<TaskId> before_attention;
     if (!w_.model.is_moe(l)) {
-      before_attention.push_back(
-          compute(TaskKind::kDenseFfn, Phase::kBackward, l, mb, w_.precision.gemm, twice(dense_ffn_cost(w_)), in));
+      before_attention.push_back(tp_all_reduce(Phase::kBackward, l, mb,
+                                               compute(TaskKind::kDenseFfn, Phase::kBackward, l, mb, w_.precision.gemm,
+                                                       twice(sharded(dense_ffn_cost(full_))), in, s),
+                                               s));
     } else {
       const double grad_bytes = token_bytes(Dtype::kBf16, w_.model.hidden, w_.precision.scale_block);
-      const TaskId combine = all_to_all(TaskKind::kCombine, Phase::kBackward, l, mb, false, grad_bytes, in);
-      const TaskId experts = expert_gemm(Phase::kBackward, l, mb, combine);
+      const TaskId combine = all_to_all(TaskKind::kCombine, Phase::kBackward, l, mb, false, grad_bytes, in, s);
+      const TaskId experts = expert_gemm(Phase::kBackward, l, mb, combine, s);
       experts_last_[mb] = experts;
-      const TaskId dispatch = all_to_all(TaskKind::kDispatch, Phase::kBackward, l, mb, true, grad_bytes, {experts});
+      stage_experts_last_[s] = experts;
+      const TaskId dispatch = all_to_all(TaskKind::kDispatch, Phase::kBackward, l, mb, true, grad_bytes, {experts}, s);
       before_attention.push_back(
-          compute(TaskKind::kGate, Phase::kBackward, l, mb, Dtype::kFp32, twice(gate_cost(w_)), {dispatch}));
+          compute(TaskKind::kGate, Phase::kBackward, l, mb, Dtype::kFp32, twice(gate_cost(w_)), {dispatch}, s));
       if (w_.model.shared_experts > 0) {
-        before_attention.push_back(compute(TaskKind::kSharedExpert, Phase::kBackward, l, mb, w_.precision.gemm,
-                                           twice(shared_expert_cost(w_)), in));
+        before_attention.push_back(tp_all_reduce(Phase::kBackward, l, mb,
+                                                 compute(TaskKind::kSharedExpert, Phase::kBackward, l, mb,
+                                                         w_.precision.gemm, twice(sharded(shared_expert_cost(full_))),
+                                                         in, s),
+                                                 s));
       }
     }
-    return {compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16, twice(attention_cost(w_)),
-                    before_attention)};
+    return {tp_all_reduce(Phase::kBackward, l, mb,
+                          compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16,
+                                  twice(sharded(attention_cost(full_))), before_attention, s),
+                          s)};
   }
 
   // Dense parameters are replicated on all ep x dp ranks (attention is data
@@ -150,9 +386,8 @@ class Builder {
   TaskGraph finish_step(const std::vector<TaskId>& backward_done) {
     const double grad = dtype_bytes(w_.precision.gradient);
     Task dense = base(TaskKind::kGradAllReduce, Phase::kGradSync, -1, -1, backward_done);
-    dense.groups.emplace_back(static_cast<std::size_t>(g_.ranks));
-    std::iota(dense.groups[0].begin(), dense.groups[0].end(), 0);
-    dense.bytes = dense_params(w_.model) * grad;
+    dense.groups = data_groups(-1);
+    dense.bytes = dense_params(w_.model) / w_.parallel.tp * grad;
     const TaskId dense_id = add(std::move(dense));
 
     std::vector<TaskId> expert_deps;
@@ -160,13 +395,13 @@ class Builder {
     Task experts = base(TaskKind::kGradAllReduce, Phase::kGradSync, -1, -1, expert_deps);
     for (int r = 0; r < w_.parallel.ep; ++r) {
       std::vector<int> group;
-      for (int d = 0; d < w_.parallel.dp; ++d) group.push_back(d * w_.parallel.ep + r);
+      for (int d = 0; d < w_.parallel.edp(); ++d) group.push_back(d * w_.parallel.ep + r);
       experts.groups.push_back(std::move(group));
     }
     experts.bytes = expert_params_per_rank(w_) * grad;
     const TaskId experts_id = add(std::move(experts));
 
-    const double params = dense_params(w_.model) + expert_params_per_rank(w_);
+    const double params = dense_params(w_.model) / w_.parallel.tp + expert_params_per_rank(w_);
     compute(TaskKind::kOptimizer, Phase::kOptimizer, -1, -1, Dtype::kFp32, optimizer_cost(params, w_.precision.gradient),
             {dense_id, experts_id});
     return std::move(g_);
@@ -174,8 +409,13 @@ class Builder {
 
   const WorkloadSpec& w_;
   const RoutingSample& r_;
+  WorkloadSpec full_;  // w_ with the whole micro-batch's tokens on one rank (before TP sharding)
+  std::vector<std::vector<int>> tp_groups_;
   TaskGraph g_;
-  std::map<int, TaskId> experts_last_;  // per micro-batch: its last expert-GEMM backward
+  std::map<int, TaskId> experts_last_;        // per micro-batch: its last expert-GEMM backward
+  std::map<int, TaskId> stage_experts_last_;  // per stage: its last expert-GEMM backward (the stage's passes are chained)
+  StageSplit split_;                          // pipeline only: layers per model chunk
+  int p2p_traffic_ = -1;
 };
 
 }  // namespace

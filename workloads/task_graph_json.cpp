@@ -12,15 +12,17 @@ void write_task_graph_json(std::ostream& out, const TaskGraph& graph) {
     json j = {{"id", t.id},           {"kind", to_string(t.kind)}, {"phase", to_string(t.phase)},
               {"layer", t.layer},     {"micro_batch", t.micro_batch}, {"deps", t.deps}};
     if (t.is_collective()) {
-      if (t.kind == TaskKind::kGradAllReduce) {
+      if (t.kind == TaskKind::kGradAllReduce || t.kind == TaskKind::kTpAllReduce) {
         j["groups"] = t.groups;
         j["bytes"] = t.bytes;
       } else {
         j["traffic"] = t.traffic;
         j["transpose"] = t.transpose;
         j["bytes_per_token"] = t.bytes_per_token;
+        if (!t.groups.empty()) j["ranks"] = t.groups[0];  // the traffic's ranks (a stage, or two for p2p)
       }
     } else {
+      if (t.stage >= 0) j["stage"] = t.stage;
       j["dtype"] = to_string(t.dtype);
       j["flops"] = t.flops;
       j["hbm_bytes"] = t.hbm_bytes;
@@ -35,6 +37,10 @@ void write_task_graph_json(std::ostream& out, const TaskGraph& graph) {
                        {"node_tokens", m.node_tokens}});
   }
   json root = {{"ranks", graph.ranks}, {"ranks_per_node", graph.ranks_per_node}, {"tasks", tasks}, {"traffic", traffic}};
+  if (graph.stages > 1) {
+    root["stages"] = graph.stages;
+    root["stage_ranks"] = graph.stage_ranks;
+  }
   out << root.dump() << "\n";
 }
 

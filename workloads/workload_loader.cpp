@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -75,6 +76,51 @@ ModelSpec read_model(TableReader t) {
   return m;
 }
 
+// The smallest dp whose stage (tp x dp ranks) holds whole EP x ETP groups:
+// one EP group per stage, as the single-replica workloads describe it.
+int default_dp(int tp, int ep, int etp) { return etp * ep / std::gcd(tp, etp * ep); }
+
+PipelineSchedule read_schedule(TableReader& t, int vpp) {
+  const std::string name = t.choice_or("schedule", vpp > 1 ? "interleaved" : "1f1b", {"1f1b", "interleaved", "dualpipe"});
+  if (name == "dualpipe")
+    t.fail("schedule", "\"dualpipe\" is read but not simulated yet; use \"1f1b\" or \"interleaved\"");
+  if (name == "interleaved" && vpp < 2) t.fail("schedule", "\"interleaved\" needs parallel.vpp >= 2 model chunks per stage");
+  if (name == "1f1b" && vpp > 1)
+    t.fail("vpp", fmt::format("{} model chunks per stage need schedule = \"interleaved\"", vpp));
+  return name == "interleaved" ? PipelineSchedule::kInterleaved : PipelineSchedule::kOneFOneB;
+}
+
+// Micro-batches per step: from global_batch (sequences over all DP ranks)
+// or given directly as micro_batches; not both.
+void read_batch(TableReader& t, ParallelSpec& p) {
+  constexpr int kMaxMicroBatches = 1024;
+  // Both given: one set by --set replaces the file's other (a preset's
+  // micro_batches under --set parallel.global_batch=N); otherwise an error.
+  bool use_global = t.has("global_batch");
+  if (use_global && t.has("micro_batches")) {
+    const bool global_set = is_override(*t.node("global_batch")), count_set = is_override(*t.node("micro_batches"));
+    if (global_set == count_set)
+      t.fail("micro_batches", "give parallel.global_batch or parallel.micro_batches, not both");
+    use_global = global_set;
+  }
+  if (use_global) {
+    const std::int64_t per_micro_batch = p.micro_batch * p.dp;
+    p.global_batch = t.integer("global_batch", 1, kMaxTokens);
+    if (p.global_batch % per_micro_batch != 0 || p.global_batch / per_micro_batch > kMaxMicroBatches)
+      t.fail("global_batch", fmt::format("must be micro_batch x dp = {} x {} times a number of micro-batches in "
+                                         "[1, {}], got {}",
+                                         p.micro_batch, p.dp, kMaxMicroBatches, p.global_batch));
+    p.micro_batches = static_cast<int>(p.global_batch / per_micro_batch);
+  } else {
+    p.micro_batches = static_cast<int>(t.integer_or("micro_batches", 1, 1, kMaxMicroBatches));
+    p.global_batch = p.micro_batches * p.micro_batch * p.dp;
+  }
+  if (p.schedule == PipelineSchedule::kInterleaved && p.micro_batches % p.pp != 0)
+    t.fail(use_global ? "global_batch" : "micro_batches",
+           fmt::format("the interleaved schedule needs micro-batches per step ({}) to be a multiple of pp ({})",
+                       p.micro_batches, p.pp));
+}
+
 ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
   ParallelSpec p;
   p.ep = small_int(t, "ep", 1, 1 << 16);
@@ -82,23 +128,48 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
   if (m.experts % p.ep != 0) {
     t.fail("ep", fmt::format("model.experts ({}) is not divisible by parallel.ep ({})", m.experts, p.ep));
   }
-  p.dp = static_cast<int>(t.integer_or("dp", 1, 1, 1 << 16));
-  p.micro_batches = static_cast<int>(t.integer_or("micro_batches", 1, 1, 1024));
-  p.tokens_per_micro_batch = t.integer("tokens_per_micro_batch", 1, kMaxTokens);
-  p.sequence_length = t.integer_or("sequence_length", p.tokens_per_micro_batch, 1, kMaxTokens);
-  if (p.tokens_per_micro_batch % p.sequence_length != 0) {
-    t.fail("sequence_length", fmt::format("must divide parallel.tokens_per_micro_batch ({}), got {}",
-                                          p.tokens_per_micro_batch, p.sequence_length));
-  }
+  p.tp = static_cast<int>(t.integer_or("tp", 1, 1, 1 << 10));
+  p.etp = static_cast<int>(t.integer_or("etp", 1, 1, 1 << 10));
+  // Expert tensor parallelism is part of the layout (groups, checks), but
+  // the task graph does not shard experts: refuse rather than simulate it wrongly.
+  if (p.etp > 1) t.fail("etp", "expert tensor parallelism is not simulated yet; use etp = 1");
+  p.pp = static_cast<int>(t.integer_or("pp", 1, 1, 1 << 10));
+  p.vpp = static_cast<int>(t.integer_or("vpp", 1, 1, 64));
+  p.dp = static_cast<int>(t.integer_or("dp", default_dp(p.tp, p.ep, p.etp), 1, 1 << 16));
   p.ranks_per_node = static_cast<int>(t.integer_or("ranks_per_node", std::min(8, p.ep), 1, 1 << 16));
   if (p.ep % p.ranks_per_node != 0) {
     t.fail("ranks_per_node", fmt::format("must divide parallel.ep ({}), got {}", p.ep, p.ranks_per_node));
   }
+  p.tp_across_nodes = t.boolean_or("tp_across_nodes", false);
+  // A stage that cannot hold whole EP groups is blamed on dp when dp was given.
+  if (auto problem = check_layout(p.layout(), p.ranks_per_node, p.tp_across_nodes))
+    t.fail(problem->key == "ep" && t.has("dp") ? "dp" : problem->key, problem->message);
+  if (p.vpp > 1 && p.pp < 2)
+    t.fail("vpp", fmt::format("{} model chunks per stage need pipeline parallelism (pp >= 2)", p.vpp));
+  p.schedule = read_schedule(t, p.vpp);
+  p.first_stage_layers = static_cast<int>(t.integer_or("first_stage_layers", 0, 0, m.layers));
+  p.last_stage_layers = static_cast<int>(t.integer_or("last_stage_layers", 0, 0, m.layers));
+  if (auto problem = check_stage_split(m.layers, p.pp, p.vpp, p.first_stage_layers, p.last_stage_layers))
+    t.fail(problem->key, problem->message);
+
+  p.micro_batch = t.integer_or("micro_batch", 1, 1, kMaxTokens);
+  p.sequence_length = t.integer("sequence_length", 1, kMaxTokens);
+  if (p.micro_batch * p.sequence_length > kMaxTokens)
+    t.fail("micro_batch", fmt::format("micro_batch x sequence_length = {} x {} tokens per rank exceeds {}",
+                                      p.micro_batch, p.sequence_length, kMaxTokens));
+  // Sequence parallelism: each TP rank holds (and routes) 1/tp of the tokens.
+  if (p.micro_batch * p.sequence_length % p.tp != 0)
+    t.fail("tp", fmt::format("must divide the micro-batch's micro_batch x sequence_length = {} tokens (sequence "
+                             "parallelism splits them over the TP group)",
+                             p.micro_batch * p.sequence_length));
+  p.tokens_per_micro_batch = p.micro_batch * p.sequence_length / p.tp;
+  read_batch(t, p);
+
   const double traffic_bytes = traffic_memory_bytes(m.moe_layers(), p.micro_batches, p.ranks());
   if (traffic_bytes > memory_limit_GiB() * kBytesPerGiB) {
-    t.fail(p.dp > 1 ? "dp" : "ep",
-           fmt::format("ep x dp = {} ranks need an estimated {:.1f} GiB for their traffic matrices ({} of {}^2 "
-                       "entries x ~{:.0f} B), {}; simulate fewer ranks or micro-batches",
+    t.fail(p.dp > p.ep ? "dp" : "ep",
+           fmt::format("a stage's ep x edp = {} ranks need an estimated {:.1f} GiB for their traffic matrices ({} of "
+                       "{}^2 entries x ~{:.0f} B), {}; simulate fewer ranks or micro-batches",
                        p.ranks(), traffic_bytes / kBytesPerGiB, m.moe_layers() * p.micro_batches, p.ranks(),
                        kTrafficBytesPerEntry, memory_limit_clause()));
   }

@@ -35,6 +35,8 @@ std::string routing_line(const RoutingSpec& r) {
 struct Totals {
   double forward_flops = 0, backward_flops = 0, optimizer_bytes = 0;
   double dispatch_bytes = 0, combine_bytes = 0, grad_sync_bytes = 0;
+  double pipeline_bytes = 0;  // p2p between stages, sent by the average rank
+  double tp_bytes = 0;        // TP all-reduces, per rank
   int compute = 0, collective = 0;
 };
 
@@ -48,12 +50,18 @@ Totals totals(const TaskGraph& g) {
         t.grad_sync_bytes += task.bytes;
         continue;
       }
+      if (task.kind == TaskKind::kTpAllReduce) {
+        t.tp_bytes += task.bytes;
+        continue;
+      }
       // Sent by the average rank: all (token, destination) pairs / ranks.
       const TrafficMatrix& m = g.traffic[static_cast<std::size_t>(task.traffic)];
       double pairs = 0;
       for (std::int32_t n : m.tokens) pairs += n;
       const double bytes = pairs * task.bytes_per_token / ranks;
-      (task.kind == TaskKind::kDispatch ? t.dispatch_bytes : t.combine_bytes) += bytes;
+      (task.kind == TaskKind::kDispatch   ? t.dispatch_bytes
+       : task.kind == TaskKind::kCombine ? t.combine_bytes
+                                          : t.pipeline_bytes) += bytes;
       continue;
     }
     ++t.compute;
@@ -77,8 +85,11 @@ void write_workload_report(std::ostream& out, const WorkloadSpec& w, const Routi
                   "expert FFN {}, node limit {}\n",
              m.layers, m.dense_layers, m.hidden, m.attention.kind == AttentionKind::kMla ? "MLA" : "GQA", m.experts,
              m.top_k, m.shared_experts, m.expert_ffn, m.node_limit > 0 ? std::to_string(m.node_limit) : "none");
-  fmt::print(out, "  parallel  EP{} x DP{} = {} ranks, nodes of {} ranks, {} micro-batch(es) x {} tokens per rank\n",
-             p.ep, p.dp, p.ranks(), p.ranks_per_node, p.micro_batches, p.tokens_per_micro_batch);
+  fmt::print(out, "  parallel  TP{} x DP{} x PP{} = {} ranks (a stage: EP{} x ETP{} x EDP{}), nodes of {} ranks, {} "
+                  "micro-batch(es) x {} sequence(s) of {} tokens per DP rank, global batch {}{}\n",
+             p.tp, p.dp, p.pp, p.world(), p.ep, p.etp, p.edp(), p.ranks_per_node, p.micro_batches, p.micro_batch,
+             p.sequence_length, p.global_batch,
+             p.pp > 1 ? fmt::format(", schedule {} x{} chunks", to_string(p.schedule), p.vpp) : std::string());
   fmt::print(out, "  wire      dispatch {} B/token ({}), combine {} B/token ({}){}\n", dispatch_bytes_per_token(w),
              to_string(w.precision.dispatch), combine_bytes_per_token(w), to_string(w.precision.combine),
              w.precision.routing_metadata ? ", routing metadata included" : "");
@@ -108,6 +119,10 @@ void write_workload_report(std::ostream& out, const WorkloadSpec& w, const Routi
              t.dispatch_bytes, t.combine_bytes);
   fmt::print(out, "  gradient all-reduce bytes {:.4g}, optimizer HBM bytes {:.4g}\n", t.grad_sync_bytes,
              t.optimizer_bytes);
+  if (t.tp_bytes > 0) fmt::print(out, "  TP all-reduce bytes {:.4g}\n", t.tp_bytes);
+  if (graph.stages > 1)
+    fmt::print(out, "  pipeline p2p bytes sent {:.4g} (activations and their gradients, over all ranks)\n",
+               t.pipeline_bytes);
 }
 
 }  // namespace epsim::workloads

@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/moe_formulas.hpp"
+#include "workloads/parallel_layout.hpp"
 #include "workloads/task_graph.hpp"
 
 namespace epsim::workloads {
@@ -52,16 +53,48 @@ struct ModelSpec {
   bool is_moe(int layer) const { return layer >= dense_layers && layer < layers; }
 };
 
+// How a step runs its pipeline stages (docs/layout.md), and so how many
+// micro-batches' activations a stage holds at its peak (docs/memory.md).
+enum class PipelineSchedule {
+  kGpipe,        // every forward, then every backward: all micro-batches (the one-stage step)
+  kOneFOneB,     // Megatron's one-forward-one-backward (PipeDream-Flush): min(pp - stage, micro-batches)
+  kInterleaved,  // Megatron's interleaved 1F1B with vpp model chunks per stage
+  kDualPipe,     // DeepSeek-V3's bidirectional schedule (memory fit only: the loader refuses it for the step)
+};
+const char* to_string(PipelineSchedule s);  // "gpipe", "1f1b", "interleaved", "dualpipe"
+
+// The job's layout (Megatron-Core's sizes and numbering: ParallelLayout,
+// docs/layout.md) and its batch. The derived `micro_batches` and
+// `tokens_per_micro_batch` are what the routing sampler and the task graph
+// read; the loader fills them from the keys.
 struct ParallelSpec {
-  int ep = 1;            // expert-parallel ranks; routed experts are split evenly over them
-  int dp = 1;            // data-parallel replicas of the whole EP group
-  int micro_batches = 1;
-  std::int64_t tokens_per_micro_batch = 0;  // per rank: sequence length x sequences
-  std::int64_t sequence_length = 0;         // for the attention core; divides tokens_per_micro_batch
+  int tp = 1;   // tensor-parallel ranks (only 1 is simulated so far)
+  int pp = 1;   // pipeline stages
+  int vpp = 1;  // model chunks per stage (interleaved schedule)
+  int ep = 1;   // expert-parallel ranks; routed experts are split evenly over them
+  int etp = 1;  // expert-tensor-parallel ranks (only 1 is simulated so far)
+  int dp = 1;   // data-parallel ranks of the dense layers: world = tp x dp x pp
+  std::int64_t micro_batch = 1;   // sequences per micro-batch per DP rank
+  std::int64_t global_batch = 1;  // sequences per step over all DP ranks = micro_batch x dp x micro_batches
+  std::int64_t sequence_length = 0;
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  int first_stage_layers = 0;  // layers of the first model chunk; 0: even split
+  int last_stage_layers = 0;   // layers of the last model chunk; 0: even split
+  bool tp_across_nodes = false;
   int ranks_per_node = 8;  // the workload's node, for node-limited routing and per-node dedup
   SourceLocation ranks_given_at;  // where parallel.ep was set: memory refusals of the ranks point here
 
-  int ranks() const { return ep * dp; }
+  // Derived by the loader.
+  int micro_batches = 1;                    // per step, per DP rank
+  std::int64_t tokens_per_micro_batch = 0;  // per rank: micro_batch x sequence_length
+
+  ParallelLayout layout() const { return ParallelLayout{tp, pp, dp, ep, etp}; }
+  int world() const { return tp * dp * pp; }
+  int stage_ranks() const { return tp * dp; }
+  // Replicas of an EP group inside one stage (expert data parallelism).
+  int edp() const { return stage_ranks() / (etp * ep); }
+  // Ranks of one stage's EP groups: what the routing sample covers.
+  int ranks() const { return ep * edp(); }
   int nodes_per_replica() const { return ep / ranks_per_node; }
 };
 

@@ -20,6 +20,13 @@ void check_ranks_fit(int ranks, int ranks_per_node, int nodes_available, int npu
                      nodes_available));
 }
 
+Placement sub_placement(const Placement& placement, const std::vector<int>& ranks) {
+  Placement p;
+  p.ranks_per_node = placement.ranks_per_node;
+  for (int r : ranks) p.npu_of_rank.push_back(placement.npu_of_rank[static_cast<std::size_t>(r)]);
+  return p;
+}
+
 Placement place_ranks(int ranks, int ranks_per_node, const PlatformFacts& platform) {
   check_ranks_fit(ranks, ranks_per_node, platform.nodes, platform.npus_per_node);
   Placement p;

@@ -15,6 +15,11 @@ struct Placement {
   int node_of_rank(int rank) const { return rank / ranks_per_node; }
 };
 
+// The placement of a subset of ranks, in the order given: what a
+// collective whose traffic matrix covers `ranks` (one pipeline stage, or
+// two for a point-to-point transfer) sees as its ranks 0, 1, ...
+Placement sub_placement(const Placement& placement, const std::vector<int>& ranks);
+
 // Throws InputError (key "placement") when the ranks do not fit: more ranks
 // per node than NPUs per node, more nodes than the platform has, or ranks
 // not a multiple of ranks_per_node.

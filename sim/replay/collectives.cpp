@@ -460,4 +460,14 @@ void add_link_bytes(const CollectivePlan& plan, const PlatformFacts& platform, s
   }
 }
 
+CollectivePlan plan_collective(const Task& task, const workloads::TaskGraph& graph, const Placement& placement,
+                               AllReduceAlgorithm all_reduce, bool exact_ring_steps, AlltoallvOptions alltoallv) {
+  if (task.kind == workloads::TaskKind::kGradAllReduce || task.kind == workloads::TaskKind::kTpAllReduce)
+    return plan_group_collective(task, placement, all_reduce, exact_ring_steps);
+  if (task.kind == workloads::TaskKind::kPipelineP2p) alltoallv.algorithm = AlltoallAlgorithm::kDirect;
+  const TrafficMatrix& traffic = graph.traffic[static_cast<std::size_t>(task.traffic)];
+  if (task.groups.empty()) return plan_alltoallv(task, traffic, placement, alltoallv);
+  return plan_alltoallv(task, traffic, sub_placement(placement, task.groups[0]), alltoallv);
+}
+
 }  // namespace epsim::sim

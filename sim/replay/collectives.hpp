@@ -98,6 +98,14 @@ struct AlltoallvOptions {
 CollectivePlan plan_alltoallv(const workloads::Task& task, const workloads::TrafficMatrix& traffic,
                               const Placement& placement, const AlltoallvOptions& options);
 
+// The plan of any collective of `graph`: an all-reduce, or an alltoallv
+// over its traffic's ranks (Task::groups[0] when set). A pipeline
+// point-to-point transfer always goes direct: relaying it through a node's
+// peers would only add hops.
+CollectivePlan plan_collective(const workloads::Task& task, const workloads::TaskGraph& graph,
+                               const Placement& placement, AllReduceAlgorithm all_reduce, bool exact_ring_steps,
+                               AlltoallvOptions alltoallv);
+
 // A gradient all-reduce: each group all-reduces task.bytes per rank. With
 // `exact_steps`, every ring step is its own round (latency per step);
 // otherwise each phase is one round. Groups must have equal sizes and distinct

@@ -116,26 +116,35 @@ class Driver {
     check_graph();
     for (const Task& t : graph_.tasks) {
       for (TaskId d : t.deps) dependents_[d].push_back(t.id);
-      std::vector<bool> joins = participants(t);
+      std::vector<bool> joins = t.is_collective() ? graph_.members(t) : std::vector<bool>();
       for (int r = 0; r < ranks_; ++r) {
-        pending_[slot(t.id, r)] = static_cast<int>(t.deps.size());
+        // A part rank r does not run waits for nothing and holds nothing up.
+        int deps = 0;
+        for (TaskId d : t.deps) deps += counts_for(graph_.tasks[d], r) ? 1 : 0;
+        pending_[slot(t.id, r)] = deps;
         if (!t.is_collective()) {
-          if (options_.schedule == Schedule::kSerial) order(r, Stream::kCompute).push_back(t.id);
-        } else if (joins[r]) {
+          if (!graph_.runs(t, r))
+            ++finished_;
+          else if (options_.schedule == Schedule::kSerial)
+            order(r, Stream::kCompute).push_back(t.id);
+        } else if (joins[r] && !streamless(t)) {
           order(r, stream_of(t)).push_back(t.id);
         }
       }
-      if (t.is_collective()) members_[t.id] = static_cast<int>(std::count(joins.begin(), joins.end(), true));
+      if (t.is_collective()) {
+        members_[t.id] = static_cast<int>(std::count(joins.begin(), joins.end(), true));
+        if (streamless(t)) streamless_members_[t.id] = std::move(joins);
+      }
     }
     for (const Task& t : graph_.tasks)
-      if (t.kind == TaskKind::kGradAllReduce) note_all_reduce(t);
+      if (t.is_collective() && t.kind != TaskKind::kDispatch && t.kind != TaskKind::kCombine) note_contender(t);
   }
 
   void run() {
     t0_s_ = s4u::Engine::get_clock();
     for (const Task& t : graph_.tasks)
-      if (t.deps.empty())
-        for (int r = 0; r < ranks_; ++r) became_ready(t.id, r);
+      for (int r = 0; r < ranks_; ++r)
+        if (pending_[slot(t.id, r)] == 0 && active(t, r)) became_ready(t.id, r);
     for (int r = 0; r < ranks_; ++r) touch(r);
     drain();
     while (!running_.empty() || !delayed_.empty()) {
@@ -226,13 +235,20 @@ class Driver {
     return t.kind == TaskKind::kGradAllReduce ? Stream::kDpComm : Stream::kEpComm;
   }
 
-  std::vector<bool> participants(const Task& t) const {
-    std::vector<bool> joins(ranks_, !t.is_collective() || t.kind != TaskKind::kGradAllReduce);
-    if (t.kind == TaskKind::kGradAllReduce)
-      for (const auto& g : t.groups)
-        for (int r : g)
-          if (r >= 0 && r < ranks_) joins[r] = true;
-    return joins;
+  // Pipeline transfers hold no stream: one starts when its sender is done,
+  // whatever else the ranks' streams run (their order on a rank need not
+  // follow task ids, and an in-order stream could deadlock on it).
+  static bool streamless(const Task& t) { return t.kind == TaskKind::kPipelineP2p; }
+
+  // Whether rank r's part of dependency d holds up r's dependents: a
+  // collective's end does for every rank; a compute part only when r runs it.
+  bool counts_for(const Task& d, int r) const { return d.is_collective() || graph_.runs(d, r); }
+
+  // Whether rank r has something to do for t: run its compute part or join the collective.
+  bool active(const Task& t, int r) const {
+    if (!t.is_collective()) return graph_.runs(t, r);
+    const auto it = streamless_members_.find(t.id);
+    return it == streamless_members_.end() || it->second[r];
   }
 
   void check_graph() const {
@@ -249,15 +265,24 @@ class Driver {
       if (!t.is_collective() && (t.flops.size() != static_cast<std::size_t>(ranks_) ||
                                  t.hbm_bytes.size() != static_cast<std::size_t>(ranks_)))
         fail(t, fmt::format("needs flops and hbm_bytes for each of {} ranks", ranks_));
-      if ((t.kind == TaskKind::kDispatch || t.kind == TaskKind::kCombine) &&
-          (t.traffic < 0 || t.traffic >= static_cast<int>(graph_.traffic.size())))
+      if (t.uses_traffic() && (t.traffic < 0 || t.traffic >= static_cast<int>(graph_.traffic.size())))
         fail(t, fmt::format("traffic index {} outside [0, {})", t.traffic, graph_.traffic.size()));
+      if (t.uses_traffic() && !t.groups.empty() &&
+          static_cast<int>(t.groups[0].size()) != graph_.traffic[static_cast<std::size_t>(t.traffic)].ranks)
+        fail(t, fmt::format("maps {} ranks onto a traffic matrix of {}", t.groups[0].size(),
+                            graph_.traffic[static_cast<std::size_t>(t.traffic)].ranks));
+      for (const auto& g : t.groups)
+        for (int r : g)
+          if (r < 0 || r >= ranks_) fail(t, fmt::format("names rank {} outside [0, {})", r, ranks_));
+      if (!t.is_collective() && t.stage >= 0 && (graph_.stage_ranks < 1 || t.stage >= graph_.stages))
+        fail(t, fmt::format("runs on stage {} of {} (stage_ranks {})", t.stage, graph_.stages, graph_.stage_ranks));
     }
   }
 
   void became_ready(TaskId t, int r) {
     const Task& task = graph_.tasks[t];
     if (!task.is_collective() && options_.schedule == Schedule::kOverlap) compute_ready_[r].push(t);
+    if (streamless(task) && active(task, r)) enter_collective(t, r);
     touch(r);
   }
 
@@ -407,7 +432,7 @@ class Driver {
     busy_[stream_slot(r, Stream::kCompute)] = false;
     ++finished_;
     for (TaskId u : dependents_[t]) {
-      if (--pending_[slot(u, r)] == 0) became_ready(u, r);
+      if (--pending_[slot(u, r)] == 0 && active(graph_.tasks[u], r)) became_ready(u, r);
     }
     touch(r);
   }
@@ -421,12 +446,14 @@ class Driver {
     for (const auto& e : entered_s_[t]) run.first_ready_s = std::min(run.first_ready_s, e.second);
     run.start_s = now;
     const Task& task = graph_.tasks[t];
-    if (task.kind == TaskKind::kGradAllReduce)
-      run.plan = plan_group_collective(task, placement_, options_.all_reduce, *options_.exact_ring_steps);
-    else
-      run.plan = plan_alltoallv(task, graph_.traffic[task.traffic], placement_, alltoallv_options(options_));
+    run.plan = plan_collective(task, graph_, placement_, options_.all_reduce, *options_.exact_ring_steps,
+                               alltoallv_options(options_));
     run.steps = plan_steps(run.plan, platform_);
-    if (task.kind != TaskKind::kGradAllReduce && *options_.fidelity == Fidelity::kAggregated) {
+    // The solver stand-ins assume the only collectives that can run beside a
+    // dispatch/combine are the ones note_contender saw; concurrent pipeline
+    // stages would add other dispatches, so with stages the plan runs as planned.
+    if ((task.kind == TaskKind::kDispatch || task.kind == TaskKind::kCombine) && graph_.stages == 1 &&
+        *options_.fidelity == Fidelity::kAggregated) {
       const std::vector<std::vector<bool>> contended = contended_links(run.plan, t);
       for (std::size_t p = 0; p < run.plan.phases.size(); ++p)
         run.carried.push_back(solver_transfers(run.plan.phases[p], platform_, contended[p]));
@@ -488,15 +515,17 @@ class Driver {
     }
   }
 
-  // Records the links all-reduce `t` loads and the tasks it can never run
-  // beside: those it depends on and those depending on it, transitively
+  // Records the links collective `t` (an all-reduce, a TP all-reduce, a
+  // pipeline transfer) loads and the tasks it can never run beside: those it
+  // depends on and those depending on it, transitively
   // (each ends for all ranks at once, so a chain orders them in time).
-  void note_all_reduce(const Task& t) {
+  void note_contender(const Task& t) {
     AllReduceLinks a;
     a.links.assign(platform_.links.size(), false);
     bool any = false;
-    for (const CollectivePhase& phase :
-         plan_all_reduce(t, placement_, options_.all_reduce, *options_.exact_ring_steps).phases) {
+    for (const CollectivePhase& phase : plan_collective(t, graph_, placement_, options_.all_reduce,
+                                                         *options_.exact_ring_steps, alltoallv_options(options_))
+                                            .phases) {
       mark_links(phase, a.links);
       any = any || !phase.transfers.empty();
     }
@@ -552,13 +581,13 @@ class Driver {
     const Stream s = stream_of(task);
     for (const auto& [r, ready_s] : entered_s_[t]) {
       timeline_.intervals.push_back({r, s, t, ready_s, run.start_s, now});
-      busy_[stream_slot(r, s)] = false;
+      if (!streamless(task)) busy_[stream_slot(r, s)] = false;
     }
     for (int r = 0; r < ranks_; ++r) {
       ++finished_;
       touch(r);
       for (TaskId u : dependents_[t])
-        if (--pending_[slot(u, r)] == 0) became_ready(u, r);
+        if (--pending_[slot(u, r)] == 0 && active(graph_.tasks[u], r)) became_ready(u, r);
     }
     entered_s_[t].clear();
     entered_s_[t].shrink_to_fit();
@@ -593,6 +622,7 @@ class Driver {
   std::vector<bool> busy_;
   std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<TaskId>>> compute_ready_;
   std::map<TaskId, int> members_;              // collective -> participating ranks
+  std::map<TaskId, std::vector<bool>> streamless_members_;  // pipeline transfers -> who takes part
   std::vector<std::vector<std::pair<int, double>>> entered_s_;  // collective -> (rank, time entered)
   std::map<TaskId, CollectiveRun> collectives_;
   struct AllReduceLinks {

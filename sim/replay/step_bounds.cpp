@@ -34,6 +34,7 @@ StepBounds step_bounds(const PlatformFacts& platform, const Placement& placement
     const int kind = static_cast<int>(t.kind);
     if (!t.is_collective()) {
       for (int r = 0; r < ranks; ++r) {
+        if (!graph.runs(t, r)) continue;  // an empty part, done from the start
         const NpuFacts& npu = platform.npus[placement.npu_of_rank[r]];
         const double s =
             roofline_s(npu, effective_dtype(npu, t.dtype, options.compute_fallback), t.flops[r], t.hbm_bytes[r]);
@@ -46,19 +47,22 @@ StepBounds step_bounds(const PlatformFacts& platform, const Placement& placement
       }
       continue;
     }
-    CollectivePlan plan = t.kind == TaskKind::kGradAllReduce
-                              ? plan_group_collective(t, placement, options.all_reduce, *options.exact_ring_steps)
-                              : plan_alltoallv(t, graph.traffic[t.traffic], placement, alltoallv_options(options));
+    const CollectivePlan plan = plan_collective(t, graph, placement, options.all_reduce, *options.exact_ring_steps,
+                                                alltoallv_options(options));
     const double s = plan_bound_s(plan, platform);
     b.task_s[t.id] = s;
-    std::vector<bool> joins(ranks, t.kind != TaskKind::kGradAllReduce);
-    for (const auto& g : t.groups)
-      for (int r : g) joins[r] = true;
+    const std::vector<bool> joins = graph.members(t);
     double start = 0;
     for (int r = 0; r < ranks; ++r) {
       if (!joins[r]) continue;
       b.rank_kind_s[static_cast<std::size_t>(r) * kTaskKinds + kind] += s;
-      (t.kind == TaskKind::kGradAllReduce ? b.rank_dp_comm_s : b.rank_ep_comm_s)[r] += s;
+      // Pipeline transfers hold no stream (docs/simulator.md): they may
+      // overlap each other and the rank's EP collectives, so they enter
+      // only the critical path.
+      if (t.kind == TaskKind::kGradAllReduce)
+        b.rank_dp_comm_s[r] += s;
+      else if (t.kind != TaskKind::kPipelineP2p)
+        b.rank_ep_comm_s[r] += s;
       for (auto d : t.deps) start = std::max(start, finish[at(d, r)]);
     }
     for (int r = 0; r < ranks; ++r) finish[at(t.id, r)] = start + s;

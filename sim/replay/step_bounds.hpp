@@ -11,7 +11,7 @@
 
 namespace epsim::sim {
 
-inline constexpr int kTaskKinds = 9;  // workloads::TaskKind values
+inline constexpr int kTaskKinds = 11;  // workloads::TaskKind values
 
 struct StepBounds {
   // Per task: a collective's plan alone on an idle platform (its exact

@@ -23,8 +23,14 @@ GapParts critical_path_gap(const Timeline& timeline, const StepBounds& bounds, c
   // (task, rank) -> interval index; a rank outside a collective has none.
   std::vector<std::size_t> at(graph.tasks.size() * static_cast<std::size_t>(ranks), none);
   for (std::size_t i = 0; i < ivs.size(); ++i) at[static_cast<std::size_t>(ivs[i].task) * ranks + ivs[i].rank] = i;
-  std::vector<double> collective_end(graph.tasks.size(), 0.0);
-  for (const CollectiveSpan& c : timeline.collectives) collective_end[c.task] = c.end_s;
+  // Per task, its latest-ending interval (the lowest rank on ties): where
+  // the path continues through a dependency this rank did not run (another
+  // stage's task before a pipeline transfer, a collective it did not join).
+  std::vector<std::size_t> last(graph.tasks.size(), none);
+  for (std::size_t i = 0; i < ivs.size(); ++i) {
+    std::size_t& l = last[static_cast<std::size_t>(ivs[i].task)];
+    if (l == none || ivs[i].end_s > ivs[l].end_s) l = i;
+  }
 
   std::size_t cur = 0;
   for (std::size_t i = 1; i < ivs.size(); ++i)
@@ -62,15 +68,17 @@ GapParts critical_path_gap(const Timeline& timeline, const StepBounds& bounds, c
     double pred_end_s = 0;  // no predecessor: the path began at time 0
     for (workloads::TaskId d : t.deps) {
       std::size_t j = at[static_cast<std::size_t>(d) * ranks + iv.rank];
-      const double end_s = j != none ? ivs[j].end_s : collective_end[d];
+      if (j == none) j = last[static_cast<std::size_t>(d)];
+      if (j == none) continue;
+      const double end_s = ivs[j].end_s;
       if (pred != none && end_s <= pred_end_s) continue;
-      // A collective this rank did not join: continue from a rank that did.
-      for (int r = 0; r < ranks && j == none; ++r) j = at[static_cast<std::size_t>(d) * ranks + r];
       pred = j;
       pred_end_s = end_s;
     }
+    // (Pipeline transfers share the EP track but no stream: an interval
+    // still running when this one began is no predecessor.)
     if (cur > 0 && ivs[cur - 1].rank == iv.rank && ivs[cur - 1].stream == iv.stream &&
-        (pred == none || ivs[cur - 1].end_s > pred_end_s)) {
+        ivs[cur - 1].end_s <= entry_s && (pred == none || ivs[cur - 1].end_s > pred_end_s)) {
       pred = cur - 1;
       pred_end_s = ivs[cur - 1].end_s;
     }

@@ -143,7 +143,9 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   for (int k = 0; k < kTaskKinds; ++k) {
     if (!kind_present[k]) continue;
     const auto kind = static_cast<TaskKind>(k);
-    const bool collective = kind == TaskKind::kDispatch || kind == TaskKind::kCombine || kind == TaskKind::kGradAllReduce;
+    workloads::Task probe;
+    probe.kind = kind;
+    const bool collective = probe.is_collective();
     if (!collective) {
       std::vector<double> bound_s(ranks);
       for (int r = 0; r < ranks; ++r) bound_s[r] = bounds.rank_kind_s[static_cast<std::size_t>(r) * kTaskKinds + k];
@@ -235,6 +237,25 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
                                  timeline.step_s > 0 ? timeline.link_bytes[l] / (f.bandwidth_Bps * timeline.step_s) : 0});
   }
   return rep;
+}
+
+void add_throughput(Report& report, const PlatformFacts& platform, const Placement& placement,
+                    const std::optional<workloads::Dtype>& compute_fallback) {
+  const Scenario& sc = report.scenario;
+  report.has_throughput = sc.global_batch > 0 && sc.sequence_length > 0 && report.step.sim_s > 0;
+  if (!report.has_throughput) return;
+  Throughput& t = report.throughput;
+  const double ranks = static_cast<double>(placement.npu_of_rank.size());
+  t.tokens_per_step = static_cast<double>(sc.global_batch) * static_cast<double>(sc.sequence_length);
+  t.tokens_per_s = t.tokens_per_step / report.step.sim_s;
+  t.tokens_per_s_per_npu = t.tokens_per_s / ranks;
+  t.model_flops_per_s_per_npu = sc.model_flops_per_token * t.tokens_per_s_per_npu;
+  for (int npu : placement.npu_of_rank) {
+    const NpuFacts& facts = platform.npus[static_cast<std::size_t>(npu)];
+    t.peak_dtype = effective_dtype(facts, sc.mfu_dtype, compute_fallback);
+    t.peak_flops_per_s_per_npu += peak_flops_per_s(facts, t.peak_dtype) / ranks;
+  }
+  t.mfu = t.peak_flops_per_s_per_npu > 0 ? t.model_flops_per_s_per_npu / t.peak_flops_per_s_per_npu : 0;
 }
 
 }  // namespace epsim::sim

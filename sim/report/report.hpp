@@ -46,8 +46,21 @@ struct LinkRow {
   double utilisation = 0;  // bytes / (bandwidth x step time)
 };
 
+// Training throughput of the simulated step (when the scenario has a batch).
+struct Throughput {
+  double tokens_per_step = 0;            // global_batch x sequence_length
+  double tokens_per_s = 0;               // tokens_per_step / step time
+  double tokens_per_s_per_npu = 0;       // ... / ranks
+  double model_flops_per_s_per_npu = 0;  // model FLOPs per token x tokens_per_s_per_npu
+  double peak_flops_per_s_per_npu = 0;   // mean over the ranks' NPUs of the MFU dtype's peak (or its fallback's)
+  workloads::Dtype peak_dtype = workloads::Dtype::kBf16;  // the dtype whose peak that is
+  double mfu = 0;                        // model_flops_per_s_per_npu / peak_flops_per_s_per_npu
+};
+
 struct Report {
   Scenario scenario;
+  bool has_throughput = false;
+  Throughput throughput;
   int nodes_used = 0;       // nodes the ranks occupy
   int platform_nodes = 0;   // nodes of the platform
   std::string schedule;
@@ -92,6 +105,12 @@ struct Report {
 Report build_report(const Timeline& timeline, const StepBounds& bounds, const PlatformFacts& platform,
                     const Placement& placement, const workloads::TaskGraph& graph, const ReplayOptions& resolved,
                     int top_links = 8);
+
+// Throughput of `report`'s step for its scenario's batch and model FLOPs,
+// against the peaks of the placed NPUs (compute_fallback as the replay ran
+// them). Sets has_throughput when the scenario has a batch.
+void add_throughput(Report& report, const PlatformFacts& platform, const Placement& placement,
+                    const std::optional<workloads::Dtype>& compute_fallback);
 
 // Human table; every number carries its unit.
 std::string format_table(const Report& report);

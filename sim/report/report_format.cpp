@@ -72,8 +72,18 @@ nlohmann::ordered_json report_json(const Report& r) {
                    {"platform_nodes", r.platform_nodes},
                    {"workload", sc.workload},
                    {"model", sc.model},
-                   {"ep", sc.ep},
+                   {"tp", sc.tp},
                    {"dp", sc.dp},
+                   {"pp", sc.pp},
+                   {"vpp", sc.vpp},
+                   {"ep", sc.ep},
+                   {"etp", sc.etp},
+                   {"edp", sc.edp},
+                   {"pipeline_schedule", sc.pipeline_schedule},
+                   {"global_batch", sc.global_batch},
+                   {"micro_batch", sc.micro_batch},
+                   {"micro_batches", sc.micro_batches},
+                   {"sequence_length", sc.sequence_length},
                    {"ranks_per_node", sc.ranks_per_node},
                    {"nodes", r.nodes_used},
                    {"seed", sc.seed},
@@ -92,6 +102,19 @@ nlohmann::ordered_json report_json(const Report& r) {
   j["step"] = row_json(r.step);
   j["step"]["critical_path_bound_s"] = r.critical_path_bound_s;
   j["step"]["rank_streams_bound_s"] = r.rank_streams_bound_s;
+  if (r.has_throughput) {
+    const Throughput& t = r.throughput;
+    j["throughput"] = {{"tokens_per_step", t.tokens_per_step},
+                       {"tokens_per_s", t.tokens_per_s},
+                       {"tokens_per_s_per_npu", t.tokens_per_s_per_npu},
+                       {"model_flops_per_token", sc.model_flops_per_token},
+                       {"active_params", sc.active_params},
+                       {"model_flops_count", "6 x active params + 3 x causal attention core, per token"},
+                       {"model_flops_per_s_per_npu", t.model_flops_per_s_per_npu},
+                       {"peak_flops_per_s_per_npu", t.peak_flops_per_s_per_npu},
+                       {"peak_dtype", to_string(t.peak_dtype)},
+                       {"mfu", t.mfu}};
+  }
   const GapParts& g = r.gap;
   j["gap"] = {{"total_s", r.step.sim_s - r.step.bound_s},
               {"serialisation_s", g.serialisation_s()},
@@ -166,8 +189,17 @@ std::string format_table(const Report& r) {
   out += fmt::format("  platform   {}\n", platform_text(r));
   out += fmt::format("  workload   {} (model {}), routing seed {}\n", sc.workload.empty() ? "?" : sc.workload,
                      sc.model.empty() ? "?" : sc.model, sc.seed);
-  out += fmt::format("  layout     EP {} x DP {} = {} ranks, {} ranks per node, on {} of {} nodes\n", sc.ep, sc.dp,
-                     r.ranks, sc.ranks_per_node, r.nodes_used, r.platform_nodes);
+  out += fmt::format("  layout     TP {} x DP {} x PP {} = {} ranks, a stage's EP {} x ETP {} x EDP {}, {} ranks per "
+                     "node, on {} of {} nodes\n",
+                     sc.tp, sc.dp, sc.pp, r.ranks, sc.ep, sc.etp, sc.edp, sc.ranks_per_node, r.nodes_used,
+                     r.platform_nodes);
+  if (sc.global_batch > 0)
+    out += fmt::format("  batch      {} sequences x {} tokens per step: {} micro-batch{} of {} sequence{} per DP rank{}\n",
+                       sc.global_batch, sc.sequence_length, sc.micro_batches, sc.micro_batches == 1 ? "" : "es",
+                       sc.micro_batch, sc.micro_batch == 1 ? "" : "s",
+                       sc.pp > 1 ? fmt::format(", pipeline schedule {} ({} chunk{} per stage)", sc.pipeline_schedule,
+                                               sc.vpp, sc.vpp == 1 ? "" : "s")
+                                 : std::string());
   if (!sc.overrides.empty()) {
     out += "  overrides ";
     for (const std::string& o : sc.overrides) out += " --set " + o;
@@ -183,6 +215,17 @@ std::string format_table(const Report& r) {
   out += row_text(r.step);
   out += fmt::format("  {:<16} {:>13} {:>13}\n", "  bound parts", "critical path", "rank streams");
   out += fmt::format("  {:<16} {:>13} {:>13}\n", "", time_text(r.critical_path_bound_s), time_text(r.rank_streams_bound_s));
+  if (r.has_throughput) {
+    const Throughput& t = r.throughput;
+    out += fmt::format("throughput (model FLOPs per token: 6 x {:.2f} B active params + 3 x the causal attention "
+                       "core = {:.1f} GFLOP; docs/simulator.md)\n",
+                       sc.active_params / 1e9, sc.model_flops_per_token / 1e9);
+    out += fmt::format("  tokens/s               {:.1f} global, {:.1f} per NPU ({:.0f} tokens per step)\n",
+                       t.tokens_per_s, t.tokens_per_s_per_npu, t.tokens_per_step);
+    out += fmt::format("  model FLOP/s per NPU   {:.2f} TFLOP/s\n", t.model_flops_per_s_per_npu / 1e12);
+    out += fmt::format("  MFU                    {:.2f} % of the {:.2f} TFLOP/s {} peak per NPU\n", t.mfu * 100,
+                       t.peak_flops_per_s_per_npu / 1e12, to_string(t.peak_dtype));
+  }
   const GapParts& g = r.gap;
   out += fmt::format("gap sim - bound = {} = the sum of these parts, along the replay's critical path ({} tasks, {} "
                      "collectives, ends on rank {})\n",

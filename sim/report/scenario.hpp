@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "workloads/task_graph.hpp"
+
 namespace epsim::sim {
 
 struct Scenario {
@@ -19,6 +21,23 @@ struct Scenario {
   int ranks_per_node = 0;
   long long seed = 0;          // routing.seed
   std::vector<std::string> overrides;  // --set key=value, as given
+  // The rest of the layout (docs/layout.md) and the batch.
+  int tp = 1;
+  int pp = 1;
+  int vpp = 1;
+  int etp = 1;
+  int edp = 1;
+  std::string pipeline_schedule = "1f1b";
+  int micro_batches = 0;          // per step and DP rank
+  long long micro_batch = 0;      // sequences per micro-batch and DP rank
+  long long sequence_length = 0;  // tokens per sequence
+  long long global_batch = 0;     // sequences per step
+  // Throughput: model FLOPs per token (workloads/model_flops.hpp) and the
+  // dtype whose peak MFU is taken against (precision.gemm); no throughput
+  // is reported when global_batch is 0.
+  double model_flops_per_token = 0;
+  double active_params = 0;
+  workloads::Dtype mfu_dtype = workloads::Dtype::kBf16;
 };
 
 // The project version (CMake project VERSION), e.g. "0.1.0".

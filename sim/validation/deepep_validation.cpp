@@ -185,6 +185,7 @@ workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions&
   w.model.experts = o.experts;
   w.model.top_k = o.top_k;
   w.parallel.ep = ep;
+  w.parallel.dp = ep;  // one EP group
   w.parallel.ranks_per_node = std::min(ep, gpus_per_node);
   w.parallel.tokens_per_micro_batch = o.tokens_per_rank;
   w.parallel.sequence_length = o.tokens_per_rank;

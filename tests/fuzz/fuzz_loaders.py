@@ -106,9 +106,9 @@ kv_heads = 2
 head_dim = 64
 [parallel]
 ep = 8
-dp = 1
+dp = 8
 micro_batches = 2
-tokens_per_micro_batch = 256
+micro_batch = 2
 sequence_length = 128
 ranks_per_node = 2
 [precision]

@@ -295,22 +295,55 @@ TEST_CASE("trace counters pick the most utilised links, not the ones with most b
 
 TEST_CASE("the report's header and JSON name the scenario and the version") {
   auto graph = one_compute_task(2, 2, Dtype::kBf16, {1e12, 4e12}, {1e9, 1e9});
-  Scenario scenario{"tests/sim/platforms/two_nodes.xml", "", "", "tiny.toml", "tiny", 2, 1, 2, 7, {"routing.seed=7"}};
+  Scenario scenario{"tests/sim/platforms/two_nodes.xml", "", "", "tiny.toml", "tiny", 2, 2, 2, 7, {"routing.seed=7"}};
   Simulation s = simulate(platform_path("two_nodes"), graph, {}, {}, scenario);
   const std::string table = format_table(s.report);
   CHECK(table.rfind(fmt::format("epsim {} run report\n", epsim_version()), 0) == 0);
   CHECK(table.find("  platform   tests/sim/platforms/two_nodes.xml (2 nodes)\n") != std::string::npos);
   CHECK(table.find("  workload   tiny.toml (model tiny), routing seed 7\n") != std::string::npos);
-  CHECK(table.find("  layout     EP 2 x DP 1 = 2 ranks, 2 ranks per node, on 1 of 2 nodes\n") != std::string::npos);
+  CHECK(table.find("  layout     TP 1 x DP 2 x PP 1 = 2 ranks, a stage's EP 2 x ETP 1 x EDP 1, 2 ranks per node, on 1 "
+                   "of 2 nodes\n") != std::string::npos);
+  // Without a batch there is no batch line and no throughput.
+  CHECK(table.find("  batch ") == std::string::npos);
+  CHECK(!s.report.has_throughput);
   CHECK(table.find("  overrides  --set routing.seed=7\n") != std::string::npos);
   const std::string json = format_json(s.report);
   CHECK(json.find(fmt::format("\"epsim_version\": \"{}\"", epsim_version())) != std::string::npos);
   CHECK(json.find("\"workload\": \"tiny.toml\"") != std::string::npos);
   CHECK(json.find("\"seed\": 7") != std::string::npos);
   CHECK(json.find("\"nodes\": 1") != std::string::npos);
+  CHECK(json.find("\"throughput\"") == std::string::npos);
   // The version is the CMake project's.
   std::ifstream cmake(std::string(EPSIM_SOURCE_DIR) + "/CMakeLists.txt");
   std::stringstream text;
   text << cmake.rdbuf();
   CHECK(text.str().find(fmt::format("project(epsim VERSION {} ", epsim_version())) != std::string::npos);
+}
+
+TEST_CASE("throughput: tokens per step over the step time, model FLOPs per NPU against the mean peak") {
+  auto graph = one_compute_task(2, 2, Dtype::kBf16, {1e12, 4e12}, {1e9, 1e9});
+  Scenario scenario{"tests/sim/platforms/two_nodes.xml", "", "", "tiny.toml", "tiny", 2, 2, 2, 7, {}};
+  scenario.global_batch = 8;
+  scenario.micro_batch = 2;
+  scenario.micro_batches = 2;
+  scenario.sequence_length = 1024;
+  scenario.model_flops_per_token = 3e9;
+  scenario.active_params = 5e8;
+  Simulation s = simulate(platform_path("two_nodes"), graph, {}, {}, scenario);
+  REQUIRE(s.report.has_throughput);
+  const Throughput& t = s.report.throughput;
+  const double step_s = s.report.step.sim_s;
+  const double peak = s.platform.npus[0].flops_bf16_per_s;
+  CHECK(t.tokens_per_step == 8192);
+  CHECK(t.tokens_per_s == Approx(8192 / step_s).epsilon(1e-12));
+  CHECK(t.tokens_per_s_per_npu == Approx(4096 / step_s).epsilon(1e-12));
+  CHECK(t.model_flops_per_s_per_npu == Approx(3e9 * 4096 / step_s).epsilon(1e-12));
+  CHECK(t.peak_flops_per_s_per_npu == Approx(peak).epsilon(1e-12));
+  CHECK(t.mfu == Approx(3e9 * 4096 / step_s / peak).epsilon(1e-12));
+  const std::string table = format_table(s.report);
+  CHECK(table.find("  batch      8 sequences x 1024 tokens per step: 2 micro-batches of 2 sequences per DP rank\n") !=
+        std::string::npos);
+  const std::string json = format_json(s.report);
+  for (const char* key : {"\"tokens_per_s\"", "\"tokens_per_s_per_npu\"", "\"model_flops_per_s_per_npu\"", "\"mfu\""})
+    CHECK(json.find(key) != std::string::npos);
 }

@@ -105,9 +105,9 @@ TEST_CASE("bad workload files name file:line:col, key and problem", "[workload][
       {"experts_not_divisible.toml",
        "experts_not_divisible.toml:24:6: error: parallel.ep: model.experts (32) is not divisible by parallel.ep (6)"},
       {"zero_tokens.toml",
-       "zero_tokens.toml:27:26: error: parallel.tokens_per_micro_batch: expected an integer in [1, 1073741824], got 0"},
+       "zero_tokens.toml:27:15: error: parallel.micro_batch: expected an integer in [1, 1073741824], got 0"},
       {"unknown_key.toml",
-       "unknown_key.toml:26:15: error: parallel.micro_batch: unknown key (did you mean \"micro_batches\"?)"},
+       "unknown_key.toml:26:18: error: parallel.micro_batchess: unknown key (did you mean \"micro_batches\"?)"},
       {"wrong_type.toml", "wrong_type.toml:8:10: error: model.hidden: expected an integer, got a string"},
       {"node_limit_impossible.toml",
        "node_limit_impossible.toml:14:14: error: model.node_limit: 1 nodes x 8 experts per node = 8 experts "

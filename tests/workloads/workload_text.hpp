@@ -20,7 +20,7 @@ struct Knobs {
   int tokens = 1024;
   int layers = 3;  // first one dense
   int micro_batches = 1;
-  int dp = 1;
+  int dp = 1;  // replicas of the EP group: parallel.dp = dp x ep
   std::string routing = "kind = \"uniform\"";
   unsigned seed = 1;
 };
@@ -47,7 +47,7 @@ head_dim = 64
 ep = {ep}
 dp = {dp}
 micro_batches = {mbs}
-tokens_per_micro_batch = {tokens}
+micro_batch = 1
 sequence_length = {tokens}
 ranks_per_node = {rpn}
 [precision]
@@ -57,7 +57,7 @@ expert_alignment = 16
 seed = {seed}
 )",
                      fmt::arg("layers", k.layers), fmt::arg("experts", k.experts), fmt::arg("top_k", k.top_k),
-                     fmt::arg("node_limit", k.node_limit), fmt::arg("ep", k.ep), fmt::arg("dp", k.dp),
+                     fmt::arg("node_limit", k.node_limit), fmt::arg("ep", k.ep), fmt::arg("dp", k.dp * k.ep),
                      fmt::arg("mbs", k.micro_batches), fmt::arg("tokens", k.tokens),
                      fmt::arg("rpn", k.ranks_per_node), fmt::arg("routing", k.routing), fmt::arg("seed", k.seed));
 }

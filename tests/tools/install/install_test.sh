@@ -31,7 +31,7 @@ expect_names platforms platform list
 expect_names workloads/presets workload presets
 
 out="$("$epsim" run --platform a2 --workload deepseek-v3 --ep 32)" || fail "quick-start run exited $?"
-[[ "$out" == "epsim "*" run report"$'\n'*"EP 32 x DP 1 = 32 ranks"* ]] || fail "quick-start run printed: ${out%%$'\n'*}"
+[[ "$out" == "epsim "*" run report"$'\n'*"TP 1 x DP 32 x PP 1 = 32 ranks"* ]] || fail "quick-start run printed: ${out%%$'\n'*}"
 echo "ok: ${out%%$'\n'*}"
 
 # Without its share/epsim the copy finds no presets: an error, not silence.
