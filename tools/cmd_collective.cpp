@@ -127,11 +127,11 @@ std::vector<AddedOverride> added_overrides(const CollectiveState& s, int per_nod
   if (!s.routing.empty()) out.push_back({"routing.kind=\"" + s.routing + "\"", "--routing"});
   if (s.seed) out.push_back({fmt::format("routing.seed={}", *s.seed), "--seed"});
   out.push_back({fmt::format("parallel.ep={}", s.npus), "--npus"});
-  out.push_back({"parallel.dp=1", "--npus"});
+  out.push_back({fmt::format("parallel.dp={}", s.npus), "--npus"});  // one EP group
   out.push_back({fmt::format("parallel.ranks_per_node={}", per_node), "--npus-per-node"});
   out.push_back({"parallel.micro_batches=1", "--tokens"});
   if (tokens) {
-    out.push_back({fmt::format("parallel.tokens_per_micro_batch={}", *tokens), "--tokens"});
+    out.push_back({"parallel.micro_batch=1", "--tokens"});
     out.push_back({fmt::format("parallel.sequence_length={}", *tokens), "--tokens"});
   }
   return out;

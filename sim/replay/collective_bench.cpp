@@ -99,7 +99,8 @@ SampledAlltoallv sample_alltoallv(workloads::WorkloadSpec w) {
   // own, so this is the layer `run` would draw first.
   w.model.layers = w.model.dense_layers + 1;
   w.parallel.micro_batches = 1;
-  w.parallel.dp = 1;
+  w.parallel.dp = w.parallel.ep;  // one EP group
+  w.parallel.tp = w.parallel.pp = 1;
   workloads::RoutingSample sample = workloads::sample_routing(w);
   SampledAlltoallv out;
   out.traffic = std::move(sample.layers.at(0).traffic);

@@ -118,8 +118,8 @@ TEST_CASE("alltoallv of a sampled uniform routing: its bytes are the sampler's, 
   const int npus = 64;
   const std::int64_t tokens = 512;
   const epsim::workloads::WorkloadSpec w = epsim::workloads::load_workload(
-      "deepseek-v3", {"parallel.ep=64", "parallel.ranks_per_node=64", "parallel.micro_batches=1",
-                      "parallel.tokens_per_micro_batch=512", "parallel.sequence_length=512"});
+      "deepseek-v3", {"parallel.ep=64", "parallel.dp=64", "parallel.ranks_per_node=64", "parallel.micro_batches=1",
+                      "parallel.micro_batch=1", "parallel.sequence_length=512"});
   const SampledAlltoallv v = sample_alltoallv(w);
   CHECK(v.bytes_per_token == 7168 + 7168 / 128 * 4);  // FP8 with one FP32 scale per 128 channels
   CHECK(v.tokens_per_rank == tokens);
