@@ -15,6 +15,9 @@ namespace {
 
 // A duration with a unit picked by magnitude.
 std::string time_text(double s) {
+  // A difference of equal sums can land a rounding error below zero: print
+  // what rounds to 0.0000 us as zero, not "-0.0000 us".
+  if (std::fabs(s) < 5e-11) s = 0;
   const double a = std::fabs(s);
   if (a >= 1) return fmt::format("{:.4f} s", s);
   if (a >= 1e-3) return fmt::format("{:.4f} ms", s * 1e3);
