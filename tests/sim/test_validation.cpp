@@ -1,8 +1,11 @@
 // DeepEP validation: the benchmark's routing statistics, the kernels' flows
 // and byte counts on tiny inputs, and the validated table pinned so a model
 // change that breaks fidelity fails CI (docs/validation.md).
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 
@@ -25,6 +28,16 @@
 
 using namespace epsim;
 using namespace epsim::sim;
+
+namespace {
+
+// A file the test writes, in the temporary folder (tests run from the source
+// tree, which must stay clean), named per process.
+std::string scratch_file(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / fmt::format("epsim-{}-{}", ::getpid(), name)).string();
+}
+
+}  // namespace
 
 namespace {
 
@@ -300,7 +313,7 @@ TEST_CASE("DeepEP validation: `run` on the written platform times the kernels as
   // --write-platform's round trip: validate calibrates and writes the
   // platform; run's path (simulate()) on that file, at the EP16 row's
   // routing and bytes, gives validate's dispatch and combine times within 1 %.
-  const std::string file = "validate_written_platform_roundtrip.toml";
+  const std::string file = scratch_file("validate_written_platform_roundtrip.toml");
   const std::string validate = testing::in_child([&] {
     DeepEpValidationOptions o;
     o.eps = {8, 16, 32};
@@ -351,7 +364,7 @@ TEST_CASE("measurement files: the shipped DeepEP file is the H800 table, its pre
 TEST_CASE("measurement files: a row measured in microseconds calibrates and predicts on kernel time") {
   // EP8 given as DeepEP's dispatch time instead of its bandwidth: the same
   // calibration (160.28 MB counted / 1047.6 us = 153 GB/s), error on time.
-  const std::string file = "measured_in_us.toml";
+  const std::string file = scratch_file("measured_in_us.toml");
   std::ofstream(file) << "schema = 1\nsource = \"test\"\nplatform = \"h800\"\n"
                          "[shape]\ntokens_per_rank = 4096\nhidden = 7168\nexperts = 256\ntop_k = 8\nnode_limit = 4\n"
                          "dispatch = \"fp8\"\ncombine = \"bf16\"\nkernel = \"normal\"\ncounting = \"node\"\n"
