@@ -2,6 +2,8 @@
 // analytic answers (docs/simgrid-model.md): exact lone transfers, fair
 // sharing, the HBM roofline, and what the other models would do instead.
 // The platform is the replay's flat build of a tiny cluster.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -192,7 +194,8 @@ const char* kTwoLatencies = R"(<?xml version='1.0'?>
 
 // End times of the far (a->c) and near (b->c) flows, 1 GB each.
 std::pair<double, double> two_latency_flows(sg4::Engine& e) {
-  std::string path = std::string(EPSIM_BINARY_DIR) + "/two_latencies.xml";
+  // Per process: the two cases using it may run at once (ctest -j).
+  std::string path = std::string(EPSIM_BINARY_DIR) + "/two_latencies." + std::to_string(::getpid()) + ".xml";
   std::ofstream(path) << kTwoLatencies;
   e.load_platform(path);
   double far_end = -1, near_end = -1;
