@@ -2,6 +2,7 @@
 #include "sim/simulate.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/error.hpp"
 #include "sim/replay/compute_calibration.hpp"
@@ -34,7 +35,15 @@ double capacity_of(const PlatformFacts& platform, const Placement& placement) {
 Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph& graph,
                     const ReplayOptions& options, const EngineOptions& engine_options, const Scenario& scenario,
                     const std::optional<MemoryRequest>& memory) {
-  OpenPlatform open = open_platform(platform, engine_options);
+  Scenario named = scenario;
+  if (named.platform.empty()) named.platform = platform.platform;
+  return simulate(check_platform(platform), graph, options, engine_options, named, memory);
+}
+
+Simulation simulate(PlatformShape checked, const workloads::TaskGraph& graph, const ReplayOptions& options,
+                    const EngineOptions& engine_options, const Scenario& scenario,
+                    const std::optional<MemoryRequest>& memory) {
+  OpenPlatform open = open_platform(std::move(checked), engine_options);
   check_ranks_fit(open.shape, graph.ranks, graph.ranks_per_node);
   LoadedPlatform& loaded = open.loaded;
   Simulation out;
@@ -53,7 +62,7 @@ Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph&
   out.timeline = replay(*open.engine, loaded, out.placement, calibrated, out.options);
   out.report = build_report(out.timeline, out.bounds, loaded.facts, out.placement, calibrated, out.options);
   out.report.scenario = scenario;
-  if (out.report.scenario.platform.empty()) out.report.scenario.platform = platform.platform;
+  if (out.report.scenario.platform.empty()) out.report.scenario.platform = open.shape.source;
   if (open.shape.cluster) {
     out.report.scenario.platform_name = open.shape.cluster->name;
     out.report.scenario.npu_model = open.shape.cluster->npu.model;

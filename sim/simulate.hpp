@@ -52,6 +52,11 @@ Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph&
                     const ReplayOptions& options = {}, const EngineOptions& engine_options = {},
                     const Scenario& scenario = {}, const std::optional<MemoryRequest>& memory = std::nullopt);
 
+// The same for a platform check_platform has already given its verdict on.
+Simulation simulate(PlatformShape checked, const workloads::TaskGraph& graph, const ReplayOptions& options = {},
+                    const EngineOptions& engine_options = {}, const Scenario& scenario = {},
+                    const std::optional<MemoryRequest>& memory = std::nullopt);
+
 // The same for a platform named without overrides (a preset, TOML or XML path).
 Simulation simulate(const std::string& platform, const workloads::TaskGraph& graph,
                     const ReplayOptions& options = {}, const EngineOptions& engine_options = {},

@@ -2,6 +2,7 @@
 #include "tools/run_request.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/error.hpp"
 #include "sim/platform/platform_loader.hpp"
@@ -195,14 +196,14 @@ RunOutcome run_request(const RunRequest& r) {
   engine.extra_config = r.simgrid_config;
 
   RunOutcome out;
-  const workloads::WorkloadSpec w = check_job(r, overrides, options).workload;
+  CheckedJob job = check_job(r, overrides, options);
+  const workloads::WorkloadSpec& w = job.workload;
   options.compute_fallback = w.precision.gemm_fallback;
   // The platform's own name and NPU model are filled in by simulate().
   const sim::Scenario scenario = describe(r, w);
   out.graph = workloads::build_task_graph(w);
   out.simulation =
-      sim::simulate(sim::PlatformRequest{r.platform, overrides.platform}, out.graph, options, engine, scenario,
-                    memory_request(w));
+      sim::simulate(std::move(job.platform), out.graph, options, engine, scenario, memory_request(w));
   return out;
 }
 

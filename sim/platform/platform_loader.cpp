@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <utility>
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>
@@ -114,7 +115,10 @@ OpenPlatform open_platform(const topology::ClusterSpec& cluster, const EngineOpt
 }
 
 OpenPlatform open_platform(const PlatformRequest& request, const EngineOptions& options) {
-  PlatformShape shape = check_platform(request);
+  return open_platform(check_platform(request), options);
+}
+
+OpenPlatform open_platform(PlatformShape shape, const EngineOptions& options) {
   if (shape.cluster) return open_platform(*shape.cluster, options);
   OpenPlatform out;
   out.shape = std::move(shape);

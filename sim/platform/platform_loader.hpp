@@ -59,6 +59,10 @@ OpenPlatform open_platform(const PlatformRequest& request, const EngineOptions& 
 // The same for a cluster already read (e.g. checked for a command's own needs first).
 OpenPlatform open_platform(const topology::ClusterSpec& cluster, const EngineOptions& options = {});
 
+// The same for a platform check_platform has already given its verdict on
+// (an XML is then not probed a second time).
+OpenPlatform open_platform(PlatformShape checked, const EngineOptions& options = {});
+
 // Throws InputError when `ranks` at `ranks_per_node` do not fit `platform`.
 // Too few nodes in a cluster is reported at node.count (where it was given)
 // with the count needed; other misfits as place_ranks reports them.

@@ -59,6 +59,14 @@ const DeepEpMeasurement& measurement(const DeepEpValidationOptions& o, int ep, c
   throw InputError({}, what, fmt::format("the measured rows are {}; got EP{}", measured_eps(o.measurements), ep));
 }
 
+// A calibration row must measure dispatch: the calibrated cell.
+const DeepEpMeasurement& calibration_row(const DeepEpValidationOptions& o, int ep, const char* what) {
+  const DeepEpMeasurement& m = measurement(o, ep, what);
+  if (!(m.dispatch_Bps > 0 || m.dispatch_s > 0))
+    throw InputError({}, "calibration row", fmt::format("EP{} has no dispatch measurement to calibrate on", ep));
+  return m;
+}
+
 DeepEpTokenBytes validated_token_bytes(const DeepEpValidationOptions& o) {
   const DeepEpTokenBytes b = deepep_token_bytes(o.hidden, o.top_k, o.kernel, o.dispatch_wire, o.combine_wire);
   return o.counted_metadata ? with_counted_metadata(b, o.top_k) : b;
@@ -242,23 +250,28 @@ std::vector<DeepEpRow> run_rows(Bench& bench, const DeepEpValidationOptions& o, 
   return rows;
 }
 
+// What both kernels' validations record before calibrating: the options,
+// the counted bytes and the links' line rates.
+DeepEpValidation validation_of(const DeepEpValidationOptions& o, const topology::ClusterSpec& spec, const Bench& bench) {
+  DeepEpValidation v;
+  v.options = o;
+  v.token_bytes = bench.token_bytes();
+  v.nvlink_line_rate_Bps = spec.node.link_bandwidth_Bps;
+  v.nic_line_rate_Bps = spec.scaleout->nic_bandwidth_Bps;
+  return v;
+}
+
 // Low-latency rows: one parameter, scaleout.low_latency_efficiency, on one
 // row's dispatch cell; the NVLink and NIC links keep the platform's rates.
 DeepEpValidation run_low_latency_validation(const DeepEpValidationOptions& o, const topology::ClusterSpec& spec) {
-  const DeepEpMeasurement& cal = measurement(o, o.low_latency_calibration_ep, "low-latency calibration row");
-  if (!(cal.dispatch_Bps > 0 || cal.dispatch_s > 0))
-    throw InputError({}, "calibration row", fmt::format("EP{} has no dispatch measurement to calibrate on", cal.ep));
+  const DeepEpMeasurement& cal = calibration_row(o, o.low_latency_calibration_ep, "low-latency calibration row");
   if (!spec.scaleout)
     throw InputError(SourceLocation{spec.source}, "scaleout",
                      "the low-latency kernel sends over RDMA: the platform needs a [scaleout] network");
   check_size(spec, std::max(*std::max_element(o.eps.begin(), o.eps.end()), cal.ep));
   Bench bench(o, spec);
-  DeepEpValidation v;
-  v.options = o;
-  v.token_bytes = bench.token_bytes();
+  DeepEpValidation v = validation_of(o, spec, bench);
   v.network_latency_s = route_latency_s(bench.platform().facts, 0, spec.node.npus);
-  v.nvlink_line_rate_Bps = spec.node.link_bandwidth_Bps;
-  v.nic_line_rate_Bps = spec.scaleout->nic_bandwidth_Bps;
   v.nvlink_efficiency = spec.node.link_efficiency;
   v.rdma_efficiency = spec.scaleout->nic_efficiency;
   v.low_latency_efficiency = calibrate(bench, cal.ep, spec.source, "low-latency RDMA", v.nic_line_rate_Bps,
@@ -279,9 +292,7 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
     throw InputError({}, "NVLink calibration row", "NVLink calibrates on an intranode row (EP <= 8)");
   if (measurement(o, o.rdma_calibration_ep, "RDMA calibration row").ep <= kGpusPerNode)
     throw InputError({}, "RDMA calibration row", "RDMA calibrates on an internode row (EP > 8)");
-  for (int ep : {o.nvlink_calibration_ep, o.rdma_calibration_ep})
-    if (!(measurement(o, ep, "calibration row").dispatch_Bps > 0 || measurement(o, ep, "calibration row").dispatch_s > 0))
-      throw InputError({}, "calibration row", fmt::format("EP{} has no dispatch measurement to calibrate on", ep));
+  for (int ep : {o.nvlink_calibration_ep, o.rdma_calibration_ep}) calibration_row(o, ep, "calibration row");
   check_tokens_and_chunks(o);
 
   const topology::ClusterSpec spec = validated_cluster(o);
@@ -291,13 +302,9 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
   check_size(spec, std::max(*std::max_element(o.eps.begin(), o.eps.end()), o.rdma_calibration_ep));
   Bench bench(o, spec);
 
-  DeepEpValidation v;
-  v.options = o;
-  v.token_bytes = bench.token_bytes();
+  DeepEpValidation v = validation_of(o, spec, bench);
   v.intra_node_latency_s = route_latency_s(bench.platform().facts, 0, 1);
   v.network_latency_s = route_latency_s(bench.platform().facts, 0, kGpusPerNode);
-  v.nvlink_line_rate_Bps = spec.node.link_bandwidth_Bps;
-  v.nic_line_rate_Bps = spec.scaleout->nic_bandwidth_Bps;
   double rdma = 1.0;
   v.nvlink_efficiency = calibrate(bench, o.nvlink_calibration_ep, spec.source, "NVLink", v.nvlink_line_rate_Bps,
                                   [&](double e) { bench.set_efficiencies(e, rdma); });
