@@ -120,6 +120,30 @@ ComputeCost shared_expert_cost(const WorkloadSpec& w) {
   return one;
 }
 
+ComputeCost selective_recompute_cost(const WorkloadSpec& w, int layer) {
+  const ModelSpec& m = w.model;
+  const AttentionSpec& a = m.attention;
+  const double t = tokens(w), h = static_cast<double>(m.hidden);
+  ComputeCost c;
+  c.rows = t;
+  if (a.kind == AttentionKind::kMla) {
+    const double up = double(a.q_lora_rank) * a.heads * qk_dim(a) +
+                      double(a.kv_lora_rank) * a.heads * (a.qk_nope_head_dim + a.v_head_dim);
+    c.flops = 2.0 * t * up;
+    c.hbm_bytes = up * dtype_bytes(w.precision.gemm) +
+                  t * (a.q_lora_rank + a.kv_lora_rank + a.heads * (qk_dim(a) + a.qk_nope_head_dim + a.v_head_dim)) *
+                      kActivationBytes;
+  }
+  const double latents = a.kind == AttentionKind::kMla ? a.q_lora_rank + a.kv_lora_rank : 0.0;
+  // SwiGLU: read the gate/up output (2f), write the activation (f).
+  const double ffn_channels = m.is_moe(layer) ? m.top_k * static_cast<double>(m.expert_ffn) +
+                                                    m.shared_experts * static_cast<double>(m.shared_expert_ffn)
+                                              : static_cast<double>(m.dense_ffn);
+  c.elementwise_bytes = t * kActivationBytes * (2 * 2 * h + 2 * latents + 3 * ffn_channels);
+  c.kernels = a.kind == AttentionKind::kMla ? 6 : 3;  // 2 norms, SwiGLU(s); MLA: 2 latent norms, 2 up-projections
+  return c;
+}
+
 ComputeCost output_head_cost(const WorkloadSpec& w) {
   const double t = tokens(w), h = static_cast<double>(w.model.hidden), v = static_cast<double>(w.model.vocab);
   ComputeCost c{2.0 * t * h * v, h * v * kActivationBytes + t * h * kActivationBytes + t * v * 4.0};

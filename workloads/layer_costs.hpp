@@ -16,6 +16,14 @@ struct ComputeCost {
   double rows = 0;               // M of the GEMMs
   double elementwise_bytes = 0;  // memory-bound kernels around the GEMMs (norms, RoPE, permute, loss)
   int kernels = 1;               // kernels launched
+
+  ComputeCost& operator+=(const ComputeCost& o) {  // two kernels' work run as one task (rows kept)
+    flops += o.flops;
+    hbm_bytes += o.hbm_bytes;
+    elementwise_bytes += o.elementwise_bytes;
+    kernels += o.kernels;
+    return *this;
+  }
 };
 
 // Parameters of one layer's attention (projections only; norms ignored).
@@ -40,6 +48,12 @@ ComputeCost swiglu_cost(double rows, std::int64_t hidden, std::int64_t ffn, Dtyp
 
 ComputeCost dense_ffn_cost(const WorkloadSpec& w);
 ComputeCost shared_expert_cost(const WorkloadSpec& w);
+// What memory.recompute = "selective" (DeepSeek-V3's recipe) runs again in
+// one layer's backward: the block's two RMSNorms, MLA's latent norms and
+// up-projections (q_b, kv_b GEMMs), and the SwiGLU of the routed copies and
+// shared experts (or the dense FFN). Rows stay the micro-batch's tokens.
+ComputeCost selective_recompute_cost(const WorkloadSpec& w, int layer);
+
 // The output head and loss: 2 x tokens x hidden x vocab; run after the last layer.
 ComputeCost output_head_cost(const WorkloadSpec& w);
 

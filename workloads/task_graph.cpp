@@ -37,6 +37,7 @@ const char* task_kind_label(TaskKind kind) { return names_of(kind).label; }
 const char* to_string(Phase phase) {
   switch (phase) {
     case Phase::kForward: return "forward";
+    case Phase::kRecompute: return "recompute";
     case Phase::kBackward: return "backward";
     case Phase::kGradSync: return "grad_sync";
     case Phase::kOptimizer: return "optimizer";

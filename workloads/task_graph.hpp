@@ -29,7 +29,9 @@ enum class TaskKind {
   kTpAllReduce,    // a TP group sums a sharded kernel's partial outputs (groups, bytes per rank)
 };
 
-enum class Phase { kForward, kBackward, kGradSync, kOptimizer };
+// kRecompute: a layer's forward run again just before its backward, when
+// memory.recompute = "full" kept only the layer's input.
+enum class Phase { kForward, kRecompute, kBackward, kGradSync, kOptimizer };
 
 // What the groups of a kGradAllReduce task run over their `bytes` (S, the
 // whole buffer as nccl-tests counts it): an all-reduce, or one of its two

@@ -295,28 +295,35 @@ class Builder {
     return add(std::move(t));
   }
 
-  std::vector<TaskId> forward_layer(int l, int mb, const std::vector<TaskId>& in, int s = -1) {
+  // A layer's forward; with phase kRecompute the same kernels and
+  // collectives again before its backward, up to the expert GEMM: combine's
+  // output is the next layer's input, which full recomputation kept.
+  std::vector<TaskId> forward_layer(int l, int mb, const std::vector<TaskId>& in, int s = -1,
+                                    Phase phase = Phase::kForward) {
     const TaskId attn = tp_all_reduce(
-        Phase::kForward, l, mb,
-        compute(TaskKind::kAttention, Phase::kForward, l, mb, Dtype::kBf16, sharded(attention_cost(full_)), in, s), s);
+        phase, l, mb, compute(TaskKind::kAttention, phase, l, mb, Dtype::kBf16, sharded(attention_cost(full_)), in, s),
+        s);
     if (!w_.model.is_moe(l)) {
-      return {tp_all_reduce(Phase::kForward, l, mb,
-                            compute(TaskKind::kDenseFfn, Phase::kForward, l, mb, w_.precision.gemm,
-                                    sharded(dense_ffn_cost(full_)), {attn}, s),
-                            s)};
+      return {tp_all_reduce(
+          phase, l, mb,
+          compute(TaskKind::kDenseFfn, phase, l, mb, w_.precision.gemm, sharded(dense_ffn_cost(full_)), {attn}, s), s)};
     }
-    const TaskId gate = compute(TaskKind::kGate, Phase::kForward, l, mb, Dtype::kFp32, gate_cost(w_), {attn}, s);
+    const TaskId gate = compute(TaskKind::kGate, phase, l, mb, Dtype::kFp32, gate_cost(w_), {attn}, s);
     const TaskId dispatch =
-        all_to_all(TaskKind::kDispatch, Phase::kForward, l, mb, false, dispatch_bytes_per_token(w_), {gate}, s);
-    const TaskId experts = expert_gemm(Phase::kForward, l, mb, dispatch, s);
+        all_to_all(TaskKind::kDispatch, phase, l, mb, false, dispatch_bytes_per_token(w_), {gate}, s);
+    const TaskId experts = expert_gemm(phase, l, mb, dispatch, s);
     std::vector<TaskId> out;
     if (w_.model.shared_experts > 0) {
-      out.push_back(tp_all_reduce(Phase::kForward, l, mb,
-                                  compute(TaskKind::kSharedExpert, Phase::kForward, l, mb, w_.precision.gemm,
+      out.push_back(tp_all_reduce(phase, l, mb,
+                                  compute(TaskKind::kSharedExpert, phase, l, mb, w_.precision.gemm,
                                           sharded(shared_expert_cost(full_)), {gate}, s),
                                   s));
     }
-    out.push_back(all_to_all(TaskKind::kCombine, Phase::kForward, l, mb, true, combine_bytes_per_token(w_), {experts}, s));
+    if (phase == Phase::kRecompute) {
+      out.push_back(experts);
+      return out;
+    }
+    out.push_back(all_to_all(TaskKind::kCombine, phase, l, mb, true, combine_bytes_per_token(w_), {experts}, s));
     return out;
   }
 
@@ -349,7 +356,10 @@ class Builder {
   // Gradients flow back through the same routing: combine-backward sends
   // along the dispatch pattern and dispatch-backward along the combine
   // pattern, both in BF16.
-  std::vector<TaskId> backward_layer(int l, int mb, const std::vector<TaskId>& in, int s = -1) {
+  std::vector<TaskId> backward_layer(int l, int mb, const std::vector<TaskId>& gradient_in, int s = -1) {
+    const std::vector<TaskId> in = w_.memory.recompute == Recompute::kFull
+                                       ? forward_layer(l, mb, gradient_in, s, Phase::kRecompute)
+                                       : gradient_in;
     std::vector<TaskId> before_attention;
     if (!w_.model.is_moe(l)) {
       before_attention.push_back(tp_all_reduce(Phase::kBackward, l, mb,
@@ -373,10 +383,11 @@ class Builder {
                                                  s));
       }
     }
-    return {tp_all_reduce(Phase::kBackward, l, mb,
-                          compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16,
-                                  twice(sharded(attention_cost(full_))), before_attention, s),
-                          s)};
+    ComputeCost attention = twice(sharded(attention_cost(full_)));
+    if (w_.memory.recompute == Recompute::kSelective) attention += sharded(selective_recompute_cost(full_, l));
+    return {tp_all_reduce(
+        Phase::kBackward, l, mb,
+        compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16, attention, before_attention, s), s)};
   }
 
   // Dense parameters are replicated on all ep x dp ranks (attention is data

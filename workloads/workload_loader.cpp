@@ -11,6 +11,7 @@
 #include "core/memory_limit.hpp"
 #include "core/overrides.hpp"
 #include "core/presets.hpp"
+#include "core/toml_base.hpp"
 #include "core/toml_reader.hpp"
 #include "workloads/expert_weights.hpp"
 #include "workloads/routing_trace.hpp"
@@ -298,7 +299,7 @@ WorkloadSpec read_workload(const toml::table& root, const std::string& source, c
 
 WorkloadSpec load_workload(const std::string& file_or_preset, const std::vector<std::string>& overrides) {
   const std::string path = resolve_preset_file(PresetKind::kWorkload, file_or_preset);
-  toml::table root = load_toml_file(path);
+  toml::table root = load_toml_with_base(path, PresetKind::kWorkload);
   apply_overrides(root, overrides);
   return read_workload(root, path, fs::path(path).parent_path().string());
 }

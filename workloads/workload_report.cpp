@@ -33,7 +33,7 @@ std::string routing_line(const RoutingSpec& r) {
 
 // Per-rank sums over the graph: what one rank computes and sends in a step.
 struct Totals {
-  double forward_flops = 0, backward_flops = 0, optimizer_bytes = 0;
+  double forward_flops = 0, recompute_flops = 0, backward_flops = 0, optimizer_bytes = 0;
   double dispatch_bytes = 0, combine_bytes = 0, grad_sync_bytes = 0;
   double pipeline_bytes = 0;  // p2p between stages, sent by the average rank
   double tp_bytes = 0;        // TP all-reduces, per rank
@@ -68,6 +68,7 @@ Totals totals(const TaskGraph& g) {
     double flops = 0;
     for (double f : task.flops) flops += f / ranks;
     if (task.phase == Phase::kForward) t.forward_flops += flops;
+    if (task.phase == Phase::kRecompute) t.recompute_flops += flops;
     if (task.phase == Phase::kBackward) t.backward_flops += flops;
     if (task.phase == Phase::kOptimizer) t.optimizer_bytes += task.hbm_bytes[0];
   }
@@ -115,6 +116,9 @@ void write_workload_report(std::ostream& out, const WorkloadSpec& w, const Routi
              t.compute, t.collective, graph.traffic.size());
   fmt::print(out, "per rank per step (average rank):\n");
   fmt::print(out, "  forward FLOPs   {:.4g}\n  backward FLOPs  {:.4g}\n", t.forward_flops, t.backward_flops);
+  if (t.recompute_flops > 0)
+    fmt::print(out, "  recompute FLOPs {:.4g} (forward run again before backward: memory.recompute = \"full\")\n",
+               t.recompute_flops);
   fmt::print(out, "  all-to-all bytes sent: dispatch {:.4g}, combine {:.4g} (forward + backward)\n",
              t.dispatch_bytes, t.combine_bytes);
   fmt::print(out, "  gradient all-reduce bytes {:.4g}, optimizer HBM bytes {:.4g}\n", t.grad_sync_bytes,

@@ -70,14 +70,19 @@ std::vector<int> links_by_utilisation(const Timeline& timeline, const PlatformFa
 
 namespace {
 
-// Per-rank busy times of one compute kind against their per-rank bounds.
+// Per-rank busy times of one compute kind against their per-rank bounds,
+// the means over the ranks that run the kind (with pipeline stages, a dense
+// FFN runs on the first stage only: its skew is within that stage).
 ReportRow compute_row(TaskKind kind, const std::vector<double>& sim_s, const std::vector<double>& bound_s) {
   ReportRow row;
   row.name = workloads::task_kind_label(kind);
   const std::size_t ranks = sim_s.size();
+  std::size_t running = 0;
+  for (std::size_t r = 0; r < ranks; ++r) running += bound_s[r] > 0 || sim_s[r] > 0;
+  const double n = static_cast<double>(std::max<std::size_t>(running, 1));
   for (std::size_t r = 0; r < ranks; ++r) {
-    row.sim_s += sim_s[r] / ranks;
-    row.bound_s += bound_s[r] / ranks;
+    row.sim_s += sim_s[r] / n;
+    row.bound_s += bound_s[r] / n;
     row.bound_max_s = std::max(row.bound_max_s, bound_s[r]);
     if (sim_s[r] > row.sim_max_s || row.max_rank < 0) {
       row.sim_max_s = sim_s[r];
@@ -188,16 +193,19 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   double worst_excess_s = 0;
   for (int l = 0; l < layers; ++l) {
     const double* row = &layer_rank_s[static_cast<std::size_t>(l) * ranks];
+    // Over the ranks that run the layer (its pipeline stage's).
     double mean_s = 0, max_s = -1;
-    int max_rank = 0;
+    int max_rank = 0, running = 0;
     for (int r = 0; r < ranks; ++r) {
-      mean_s += row[r] / ranks;
+      mean_s += row[r];
+      running += row[r] > 0;
       if (row[r] > max_s) {
         max_s = row[r];
         max_rank = r;
       }
     }
     if (!(mean_s > 0)) continue;
+    mean_s /= running;
     if (rep.layer_straggler_layer < 0 || max_s - mean_s > worst_excess_s) {
       worst_excess_s = max_s - mean_s;
       rep.layer_straggler_layer = l;

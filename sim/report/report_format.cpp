@@ -244,8 +244,8 @@ std::string format_table(const Report& r) {
                      time_text(g.idle_s));
   out += fmt::format("  exposed communication on the path: {} (no compute on the path hides it)\n",
                      time_text(g.path_comm_s()));
-  out += "time per phase, per rank (compute: busy time, mean and max over ranks and the rank of the max;\n"
-         "collectives: sum of spans, the same for every participant)\n";
+  out += "time per phase, per rank (compute: busy time, mean and max over the ranks that run it and the rank of the\n"
+         "max; collectives: sum of spans, the same for every participant)\n";
   for (const ReportRow& p : r.phases) out += row_text(p);
   out += "communication\n";
   out += fmt::format("  busy per rank           {} mean (time any of its communication streams runs)\n",

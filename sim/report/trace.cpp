@@ -18,6 +18,7 @@ namespace {
 const char* phase_label(workloads::Phase p) {
   switch (p) {
     case workloads::Phase::kForward: return "fwd";
+    case workloads::Phase::kRecompute: return "recompute";
     case workloads::Phase::kBackward: return "bwd";
     case workloads::Phase::kGradSync: return "grad-sync";
     case workloads::Phase::kOptimizer: return "optimizer";
@@ -55,7 +56,8 @@ std::vector<int> busiest(const Timeline& t, const PlatformFacts& platform, bool 
 std::string task_label(const workloads::Task& t) {
   std::string name = workloads::task_kind_label(t.kind);
   if (t.layer >= 0) name = fmt::format("L{} {}", t.layer, name);
-  if (t.phase == workloads::Phase::kForward || t.phase == workloads::Phase::kBackward)
+  if (t.phase == workloads::Phase::kForward || t.phase == workloads::Phase::kRecompute ||
+      t.phase == workloads::Phase::kBackward)
     name += fmt::format(" {}", phase_label(t.phase));
   if (t.micro_batch >= 0) name += fmt::format(" mb{}", t.micro_batch);
   return name;

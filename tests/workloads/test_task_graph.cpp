@@ -175,3 +175,48 @@ TEST_CASE("the JSON dump carries every task and matrix", "[graph][json]") {
   CHECK(std::string(to_string(Phase::kGradSync)) == "grad_sync");
   CHECK(std::string(to_string(Dtype::kFp8)) == "fp8");
 }
+
+// memory.recompute: "full" runs each layer's forward again before its
+// backward (everything but combine, whose output is the next layer's kept
+// input); "selective" adds DeepSeek-V3's recomputed pieces to the backward
+// attention; "none" recomputes nothing.
+TEST_CASE("recomputation adds the forward it drops to the backward", "[graph][recompute]") {
+  const auto flops = [](const TaskGraph& g, Phase phase, TaskKind kind) {
+    double sum = 0;
+    for (const Task& t : g.tasks)
+      if (t.phase == phase && t.kind == kind)
+        for (double f : t.flops) sum += f;
+    return sum;
+  };
+  const TaskGraph none = build_task_graph(load_workload("tiny-moe", {"memory.recompute=none"}));
+  const TaskGraph full = build_task_graph(load_workload("tiny-moe", {"memory.recompute=full"}));
+  for (TaskKind kind : {TaskKind::kAttention, TaskKind::kGate, TaskKind::kSharedExpert, TaskKind::kExpertGemm}) {
+    CHECK(flops(none, Phase::kRecompute, kind) == 0);
+    CHECK(flops(full, Phase::kRecompute, kind) == Approx(flops(none, Phase::kForward, kind)).epsilon(1e-12));
+    CHECK(flops(full, Phase::kBackward, kind) == Approx(flops(none, Phase::kBackward, kind)).epsilon(1e-12));
+  }
+  // The dense layer's FFN is recomputed, the output head is not.
+  const WorkloadSpec w = load_workload("tiny-moe");
+  const double head = 8 * output_head_cost(w).flops;
+  CHECK(flops(full, Phase::kRecompute, TaskKind::kDenseFfn) ==
+        Approx(flops(none, Phase::kForward, TaskKind::kDenseFfn) - w.parallel.micro_batches * head).epsilon(1e-12));
+  int dispatches = 0, combines = 0;
+  for (const Task& t : full.tasks) {
+    if (t.phase != Phase::kRecompute) continue;
+    dispatches += t.kind == TaskKind::kDispatch;
+    combines += t.kind == TaskKind::kCombine;
+    for (TaskId d : t.deps) CHECK(full.tasks[static_cast<std::size_t>(d)].phase != Phase::kForward);
+  }
+  CHECK(dispatches == 3 * w.parallel.micro_batches);  // every MoE layer's dispatch again
+  CHECK(combines == 0);
+
+  // Selective: the backward attention carries 2 x tokens x the MLA up-projection parameters more.
+  const TaskGraph sel = build_task_graph(load_workload("deepseek-v3", {"parallel.ep=8", "model.layers=4",
+                                                                       "memory.recompute=selective"}));
+  const TaskGraph nosel = build_task_graph(load_workload("deepseek-v3", {"parallel.ep=8", "model.layers=4",
+                                                                         "memory.recompute=none"}));
+  const double up = 1536.0 * 128 * 192 + 512.0 * 128 * 256;
+  const double extra = flops(sel, Phase::kBackward, TaskKind::kAttention) -
+                       flops(nosel, Phase::kBackward, TaskKind::kAttention);
+  CHECK(extra == Approx(2.0 * 4096 * up * 4 /*layers*/ * 2 /*micro-batches*/ * 8 /*ranks*/).epsilon(1e-9));
+}

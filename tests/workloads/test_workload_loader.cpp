@@ -34,12 +34,30 @@ TEST_CASE("the DeepSeek-V3 preset reads as the technical report's model", "[work
 }
 
 TEST_CASE("every preset loads, by name or by path", "[workload]") {
-  CHECK(workload_presets() == std::vector<std::string>{"deepep-ascend", "deepseek-v3", "tiny-moe"});
+  CHECK(workload_presets() == std::vector<std::string>{"deepep-ascend", "deepseek-v3", "deepseek-v3-pp8", "tiny-moe"});
   for (const std::string& name : workload_presets()) {
     INFO(name);
     CHECK_NOTHROW(load_workload(name));
     CHECK_NOTHROW(load_workload("workloads/presets/" + name + ".toml"));
   }
+}
+
+// deepseek-v3-pp8 is deepseek-v3 (its base) with its own layout and memory recipe.
+TEST_CASE("a preset with a base keeps the base's model and replaces its layout", "[workload][base]") {
+  const WorkloadSpec base = load_workload("deepseek-v3");
+  const WorkloadSpec w = load_workload("deepseek-v3-pp8");
+  CHECK(w.model.layers == base.model.layers);
+  CHECK(w.model.attention.q_lora_rank == 1536);
+  CHECK(w.precision.dispatch == base.precision.dispatch);
+  CHECK(w.memory.zero_stage == 1);
+  CHECK(w.memory.recompute == Recompute::kFull);
+  CHECK_FALSE(w.memory.allow_oversubscribed);
+  CHECK(w.parallel.pp == 8);
+  CHECK(w.parallel.vpp == 2);
+  CHECK(w.parallel.ep == 32);
+  CHECK(w.parallel.world() == 256);
+  CHECK(w.parallel.micro_batches == 16);
+  CHECK(w.parallel.global_batch == 512);
 }
 
 TEST_CASE("overrides given with --set change one key of a preset", "[workload]") {
