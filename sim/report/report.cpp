@@ -127,13 +127,15 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   int layers = 0;
   for (const workloads::Task& t : graph.tasks) layers = std::max(layers, t.layer + 1);
   std::vector<double> layer_rank_s(static_cast<std::size_t>(layers) * ranks, 0.0);  // [layer * ranks + rank]
-  double peer_wait_s = 0;
+  // Waits of a rank's concurrent collectives (several streams) overlap: the
+  // union of their spans, so the figure is wall time, at most the step.
+  std::vector<Spans> waits(ranks);
   for (const Interval& iv : timeline.intervals) {
     const workloads::Task& t = graph.tasks[iv.task];
     kind_present[static_cast<int>(t.kind)] = true;
     if (t.is_collective()) {
       comm[iv.rank].emplace_back(iv.start_s, iv.end_s);
-      peer_wait_s += iv.start_s - iv.ready_s;
+      if (iv.start_s > iv.ready_s) waits[iv.rank].emplace_back(iv.ready_s, iv.start_s);
     } else {
       const double busy_s = iv.end_s - iv.start_s;
       compute[iv.rank].emplace_back(iv.start_s, iv.end_s);
@@ -176,11 +178,19 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
     hidden_total += hidden_s;
     exposed_total += comm_s - hidden_s;
     rep.exposed_comm_max_s = std::max(rep.exposed_comm_max_s, comm_s - hidden_s);
+    Spans both = c;
+    both.insert(both.end(), k.begin(), k.end());
+    const double idle_s = std::max(0.0, timeline.step_s - length(merge(std::move(both))));
+    rep.idle_mean_s += idle_s / ranks;
+    if (idle_s > rep.idle_max_s) {
+      rep.idle_max_s = idle_s;
+      rep.idle_max_rank = r;
+    }
   }
   rep.exposed_comm_mean_s = exposed_total / ranks;
   rep.comm_mean_s = comm_total / ranks;
   rep.overlap_fraction = comm_total > 0 ? hidden_total / comm_total : 0;
-  rep.peer_wait_mean_s = peer_wait_s / ranks;
+  for (int r = 0; r < ranks; ++r) rep.peer_wait_mean_s += length(merge(std::move(waits[r]))) / ranks;
 
   for (int r = 0; r < ranks; ++r) {
     rep.mean_compute_s += compute_busy[r] / ranks;

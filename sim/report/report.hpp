@@ -86,6 +86,11 @@ struct Report {
   double comm_mean_s = 0;          // communication busy time per rank (union of its streams)
   double overlap_fraction = 0;     // share of communication time hidden behind compute (mean over ranks)
   double peer_wait_mean_s = 0;     // time ranks sat in a collective waiting for peers
+  // Time in the step when a rank runs neither compute nor communication:
+  // with pipeline stages, the bubble (and waits for the other stages).
+  double idle_mean_s = 0;
+  double idle_max_s = 0;
+  int idle_max_rank = 0;
 
   int straggler_rank = 0;          // largest compute busy time over the step (lowest rank on ties)
   double straggler_compute_s = 0;

@@ -1,6 +1,9 @@
 // The report as a human table and as JSON, with fixed formatting so that
 // identical inputs give byte-identical output.
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,6 +34,24 @@ std::string bytes_text(double b) {
 }
 
 // "rank 5" for a compute row's max, "-" when every rank spends the same.
+// The bubble share of a pipeline schedule's closed form (Narayanan et al.
+// 2021, eq. 1 and its interleaved form); none without stages, or for a
+// schedule that has no such form here.
+struct ClosedFormBubble {
+  double share = 0;
+  std::string formula;
+};
+std::optional<ClosedFormBubble> closed_form_bubble(const Scenario& s) {
+  if (s.pp <= 1 || s.micro_batches <= 0) return std::nullopt;
+  const double pp = s.pp, m = s.micro_batches, v = s.vpp;
+  if (s.pipeline_schedule == "1f1b")
+    return ClosedFormBubble{(pp - 1) / (m + pp - 1), fmt::format("(pp-1)/(m+pp-1) = {}/{}", s.pp - 1, s.micro_batches + s.pp - 1)};
+  if (s.pipeline_schedule == "interleaved")
+    return ClosedFormBubble{(pp - 1) / (v * m + pp - 1), fmt::format("(pp-1)/(vpp m+pp-1) = {}/{}", s.pp - 1,
+                                                                     s.vpp * s.micro_batches + s.pp - 1)};
+  return std::nullopt;
+}
+
 std::string rank_text(int rank) { return rank < 0 ? "-" : fmt::format("r{}", rank); }
 
 std::string row_text(const ReportRow& r) {
@@ -136,7 +157,12 @@ nlohmann::ordered_json report_json(const Report& r) {
                         {"exposed_mean_s", r.exposed_comm_mean_s},
                         {"exposed_max_s", r.exposed_comm_max_s},
                         {"overlap_fraction", r.overlap_fraction},
-                        {"peer_wait_mean_s", r.peer_wait_mean_s}};
+                        {"peer_wait_mean_s", r.peer_wait_mean_s},
+                        {"idle_mean_s", r.idle_mean_s},
+                        {"idle_max_s", r.idle_max_s},
+                        {"idle_max_rank", r.idle_max_rank}};
+  if (const auto bubble = closed_form_bubble(sc)) j["pipeline"] = {{"bubble_closed_form", bubble->share},
+                                                                  {"bubble_formula", bubble->formula}};
   j["straggler"] = {{"rank", r.straggler_rank},
                     {"compute_s", r.straggler_compute_s},
                     {"mean_compute_s", r.mean_compute_s},
@@ -258,6 +284,13 @@ std::string format_table(const Report& r) {
   out += fmt::format("  waiting for peers       {} mean per rank (inside a collective, before its last participant "
                      "entered)\n",
                      time_text(r.peer_wait_mean_s));
+  out += fmt::format("  idle per rank           {} mean ({:.1f} % of the step), {} max on rank {} (neither compute nor "
+                     "communication runs{})\n",
+                     time_text(r.idle_mean_s), 100 * r.idle_mean_s / std::max(r.step.sim_s, 1e-300),
+                     time_text(r.idle_max_s), r.idle_max_rank, sc.pp > 1 ? ": the pipeline bubble and waits" : "");
+  if (const auto bubble = closed_form_bubble(sc))
+    out += fmt::format("  bubble closed form      {} = {:.1f} % of the step, for identical passes and free transfers\n",
+                       bubble->formula, 100 * bubble->share);
   out += "straggler\n";
   out += fmt::format("  step:  rank {} computes {} vs mean {} (max/mean x{:.3f})\n", r.straggler_rank,
                      time_text(r.straggler_compute_s), time_text(r.mean_compute_s), r.straggler_ratio);
