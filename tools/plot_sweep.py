@@ -205,7 +205,11 @@ def stacked_parts(result):
     exposed = result.get("communication", {}).get("exposed_mean_s")
     if step_s is None or exposed is None or "phases" not in result:
         raise PlotError("report lacks step.sim_s, communication.exposed_mean_s or phases")
-    parts = [(p["name"], p["sim_s"]) for p in result["phases"] if p["name"] not in COLLECTIVES]
+    # A compute row's sim_s is the mean over the ranks that run it (one
+    # pipeline stage for the dense FFN): weighted to the mean over all ranks.
+    ranks = result.get("ranks", 0)
+    parts = [(p["name"], p["sim_s"] * p.get("ranks_running", ranks) / ranks if ranks else p["sim_s"])
+             for p in result["phases"] if not p.get("collective", p["name"] in COLLECTIVES)]
     parts.append((EXPOSED, exposed))
     idle = step_s - sum(s for _, s in parts)
     if idle < -1e-9 * step_s:

@@ -2,6 +2,7 @@
 #include "sim/report/report.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <tuple>
 #include <utility>
@@ -70,6 +71,44 @@ std::vector<int> links_by_utilisation(const Timeline& timeline, const PlatformFa
 
 namespace {
 
+// The report row a collective's time goes to: (kind, phase) for dispatch
+// and combine, (kind, -1) for the others.
+std::pair<int, int> collective_row_key(const workloads::Task& t) {
+  const bool by_phase = t.kind == TaskKind::kDispatch || t.kind == TaskKind::kCombine;
+  return {static_cast<int>(t.kind), by_phase ? static_cast<int>(t.phase) : -1};
+}
+
+const char* phase_suffix(workloads::Phase p) {
+  switch (p) {
+    case workloads::Phase::kForward: return "fwd";
+    case workloads::Phase::kRecompute: return "recomp";
+    case workloads::Phase::kBackward: return "bwd";
+    default: return "";
+  }
+}
+
+// One collective task's bytes per participant, by kCollectiveBytesRule.
+double sent_bytes_per_participant(const workloads::TaskGraph& graph, const workloads::Task& t) {
+  if (t.uses_traffic()) {
+    const workloads::TrafficMatrix& m = graph.traffic[static_cast<std::size_t>(t.traffic)];
+    double tokens = 0;
+    int senders = 0;
+    for (int src = 0; src < m.ranks; ++src) {
+      double row = 0;
+      for (int dst = 0; dst < m.ranks; ++dst)
+        if (dst != src) row += static_cast<double>(m.at(src, dst));
+      tokens += row;
+      senders += row > 0;
+    }
+    return senders > 0 ? tokens * t.bytes_per_token / senders : 0;
+  }
+  if (t.groups.empty()) return 0;
+  const double n = static_cast<double>(t.groups.front().size());
+  if (n <= 1) return 0;
+  const bool halves = t.kind == TaskKind::kGradAllReduce && t.group_op != workloads::GroupCollective::kAllReduce;
+  return t.bytes * (halves ? 1.0 : 2.0) * (n - 1) / n;
+}
+
 // Per-rank busy times of one compute kind against their per-rank bounds,
 // the means over the ranks that run the kind (with pipeline stages, a dense
 // FFN runs on the first stage only: its skew is within that stage).
@@ -79,6 +118,7 @@ ReportRow compute_row(TaskKind kind, const std::vector<double>& sim_s, const std
   const std::size_t ranks = sim_s.size();
   std::size_t running = 0;
   for (std::size_t r = 0; r < ranks; ++r) running += bound_s[r] > 0 || sim_s[r] > 0;
+  row.ranks_running = static_cast<int>(running);
   const double n = static_cast<double>(std::max<std::size_t>(running, 1));
   for (std::size_t r = 0; r < ranks; ++r) {
     row.sim_s += sim_s[r] / n;
@@ -122,7 +162,6 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   std::vector<double> compute_busy(ranks, 0.0);
   // [kind][rank]: compute busy time per rank.
   std::vector<std::vector<double>> kind_rank_s(kTaskKinds, std::vector<double>(ranks, 0.0));
-  std::vector<double> collective_kind_s(kTaskKinds, 0.0);
   std::vector<bool> kind_present(kTaskKinds, false);
   int layers = 0;
   for (const workloads::Task& t : graph.tasks) layers = std::max(layers, t.layer + 1);
@@ -144,8 +183,10 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
       if (t.layer >= 0) layer_rank_s[static_cast<std::size_t>(t.layer) * ranks + iv.rank] += busy_s;
     }
   }
+  // Dispatch and combine get a row per phase (forward, recompute, backward).
+  std::map<std::pair<int, int>, double> collective_row_s;
   for (const CollectiveSpan& c : timeline.collectives)
-    collective_kind_s[static_cast<int>(graph.tasks[c.task].kind)] += c.end_s - c.start_s;
+    collective_row_s[collective_row_key(graph.tasks[c.task])] += c.end_s - c.start_s;
 
   for (int k = 0; k < kTaskKinds; ++k) {
     if (!kind_present[k]) continue;
@@ -159,15 +200,25 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
       rep.phases.push_back(compute_row(kind, kind_rank_s[k], bound_s));
       continue;
     }
-    ReportRow row;
-    row.name = workloads::task_kind_label(kind);
-    row.sim_s = row.sim_max_s = collective_kind_s[k];
-    for (const workloads::Task& t : graph.tasks)
-      if (t.kind == kind) row.bound_s += bounds.task_s[t.id];
-    row.bound_max_s = row.bound_s;
-    row.cause = above(row.sim_s, row.bound_s) ? "contention: links/HBM shared with concurrent activities or uneven flows"
-                                              : "on the bound";
-    rep.phases.push_back(row);
+    for (const auto& [key, sim_s] : collective_row_s) {
+      if (key.first != k) continue;
+      ReportRow row;
+      row.collective = true;
+      row.name = workloads::task_kind_label(kind);
+      if (key.second >= 0) row.name += std::string(" ") + phase_suffix(static_cast<workloads::Phase>(key.second));
+      row.sim_s = row.sim_max_s = sim_s;
+      for (const workloads::Task& t : graph.tasks) {
+        if (t.kind != kind || collective_row_key(t) != key) continue;
+        row.bound_s += bounds.task_s[t.id];
+        row.bytes_per_rank += sent_bytes_per_participant(graph, t);
+      }
+      row.bound_max_s = row.bound_s;
+      row.achieved_Bps = row.sim_s > 0 ? row.bytes_per_rank / row.sim_s : 0;
+      row.cause = above(row.sim_s, row.bound_s)
+                      ? "contention: links/HBM shared with concurrent activities or uneven flows"
+                      : "on the bound";
+      rep.phases.push_back(row);
+    }
   }
 
   double exposed_total = 0, comm_total = 0, hidden_total = 0;

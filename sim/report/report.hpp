@@ -28,6 +28,10 @@ namespace epsim::sim {
 // max over ranks, beside the same statistics of the per-rank bounds.
 // Collectives: the sum of their spans (every participant spends it), so
 // max = mean and max_rank = -1.
+inline constexpr const char* kCollectiveBytesRule =
+    "what a participant sends to other ranks: all-to-all and p2p once per (token, destination rank), its own\n"
+    "tokens excluded; all-reduce 2(n-1)/n x S, reduce-scatter and all-gather (n-1)/n x S, nccl-tests' bus bytes";
+
 struct ReportRow {
   std::string name;
   double sim_s = 0;        // mean over ranks (step: the step time)
@@ -36,6 +40,12 @@ struct ReportRow {
   double bound_s = 0;      // mean over ranks of the bound
   double bound_max_s = 0;  // max over ranks of the bound
   std::string cause;       // why sim exceeds bound; "on the bound" when it does not
+  // Collectives: what a participant sends to other ranks over the row's
+  // tasks, by the rule of kCollectiveBytesRule, and that over sim_s.
+  bool collective = false;
+  int ranks_running = 0;   // compute: ranks that run the kind (the means are over them)
+  double bytes_per_rank = 0;
+  double achieved_Bps = 0;
   double ratio() const { return bound_s > 0 ? sim_s / bound_s : 1.0; }
 };
 

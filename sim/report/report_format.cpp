@@ -33,7 +33,6 @@ std::string bytes_text(double b) {
   return fmt::format("{:.3f} kB", b / 1e3);
 }
 
-// "rank 5" for a compute row's max, "-" when every rank spends the same.
 // The bubble share of a pipeline schedule's closed form (Narayanan et al.
 // 2021, eq. 1 and its interleaved form); none without stages, or for a
 // schedule that has no such form here.
@@ -52,12 +51,17 @@ std::optional<ClosedFormBubble> closed_form_bubble(const Scenario& s) {
   return std::nullopt;
 }
 
+// "rank 5" for a compute row's max, "-" when every rank spends the same.
 std::string rank_text(int rank) { return rank < 0 ? "-" : fmt::format("r{}", rank); }
 
 std::string row_text(const ReportRow& r) {
-  return fmt::format("  {:<16} {:>13} {:>13} {:>5} {:>13} {:>13} {:>8}  {}\n", r.name, time_text(r.sim_s),
+  const std::string achieved =
+      r.collective && r.bytes_per_rank > 0
+          ? fmt::format("{} per rank at {:.1f} GB/s; ", bytes_text(r.bytes_per_rank), r.achieved_Bps / 1e9)
+          : std::string();
+  return fmt::format("  {:<16} {:>13} {:>13} {:>5} {:>13} {:>13} {:>8}  {}{}\n", r.name, time_text(r.sim_s),
                      time_text(r.sim_max_s), rank_text(r.max_rank), time_text(r.bound_s), time_text(r.bound_max_s),
-                     fmt::format("x{:.3f}", r.ratio()), r.cause);
+                     fmt::format("x{:.3f}", r.ratio()), achieved, r.cause);
 }
 
 nlohmann::ordered_json row_json(const ReportRow& r) {
@@ -70,6 +74,12 @@ nlohmann::ordered_json row_json(const ReportRow& r) {
   j["bound_max_s"] = r.bound_max_s;
   j["ratio"] = r.ratio();
   j["cause"] = r.cause;
+  if (!r.collective && r.max_rank >= 0) j["ranks_running"] = r.ranks_running;
+  if (r.collective) {
+    j["collective"] = true;
+    j["bytes_per_rank"] = r.bytes_per_rank;
+    j["achieved_Bps"] = r.achieved_Bps;
+  }
   return j;
 }
 
@@ -151,6 +161,9 @@ nlohmann::ordered_json report_json(const Report& r) {
               {"end_rank", g.end_rank},
               {"path_tasks", g.path_tasks},
               {"path_collectives", g.path_collectives}};
+  std::string rule = kCollectiveBytesRule;
+  std::replace(rule.begin(), rule.end(), '\n', ' ');
+  j["collective_bytes_rule"] = rule;
   j["phases"] = nlohmann::ordered_json::array();
   for (const ReportRow& p : r.phases) j["phases"].push_back(row_json(p));
   j["communication"] = {{"busy_mean_s", r.comm_mean_s},
@@ -271,7 +284,8 @@ std::string format_table(const Report& r) {
   out += fmt::format("  exposed communication on the path: {} (no compute on the path hides it)\n",
                      time_text(g.path_comm_s()));
   out += "time per phase, per rank (compute: busy time, mean and max over the ranks that run it and the rank of the\n"
-         "max; collectives: sum of spans, the same for every participant)\n";
+         "max; collectives: sum of spans, the same for every participant, and the bytes per rank and rate, counting\n";
+  out += fmt::format("{})\n", kCollectiveBytesRule);
   for (const ReportRow& p : r.phases) out += row_text(p);
   out += "communication\n";
   out += fmt::format("  busy per rank           {} mean (time any of its communication streams runs)\n",

@@ -193,9 +193,25 @@ TEST_CASE("phase rows show the hot rank's max beside the mean and name it") {
   CHECK(experts.cause.find(fmt::format("skew: rank 5 x{:.3f} the mean", experts.sim_max_s / experts.sim_s)) !=
         std::string::npos);
   // Collectives: every participant spends the same span.
-  const ReportRow& dispatch = phase(s.report, "dispatch");
+  const ReportRow& dispatch = phase(s.report, "dispatch fwd");
   CHECK(dispatch.max_rank == -1);
   CHECK(dispatch.sim_max_s == dispatch.sim_s);
+  // Dispatch and combine have a row per direction, with what a rank sends
+  // to others (own tokens excluded) and the rate it achieved.
+  double sent = 0;
+  for (const workloads::Task& t : graph.tasks) {
+    if (t.kind != workloads::TaskKind::kDispatch || t.phase != workloads::Phase::kForward) continue;
+    const workloads::TrafficMatrix& m = graph.traffic[static_cast<std::size_t>(t.traffic)];
+    for (int src = 0; src < m.ranks; ++src)
+      for (int dst = 0; dst < m.ranks; ++dst)
+        if (src != dst) sent += static_cast<double>(m.at(src, dst)) * t.bytes_per_token / m.ranks;
+  }
+  CHECK(sent > 0);
+  CHECK(dispatch.collective);
+  CHECK(dispatch.bytes_per_rank == Approx(sent).epsilon(1e-12));
+  CHECK(dispatch.achieved_Bps == Approx(sent / dispatch.sim_s).epsilon(1e-12));
+  CHECK(phase(s.report, "combine bwd").collective);
+  CHECK_FALSE(experts.collective);
   const std::string json = format_json(s.report);
   CHECK(json.find("\"sim_max_s\"") != std::string::npos);
   CHECK(json.find("\"max_rank\": 5") != std::string::npos);
