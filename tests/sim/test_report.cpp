@@ -210,7 +210,7 @@ TEST_CASE("phase rows show the hot rank's max beside the mean and name it") {
   CHECK(dispatch.collective);
   CHECK(dispatch.bytes_per_rank == Approx(sent).epsilon(1e-12));
   CHECK(dispatch.achieved_Bps == Approx(sent / dispatch.sim_s).epsilon(1e-12));
-  CHECK(phase(s.report, "combine bwd").collective);
+  CHECK(phase(s.report, "combine fwd").collective);
   CHECK_FALSE(experts.collective);
   const std::string json = format_json(s.report);
   CHECK(json.find("\"sim_max_s\"") != std::string::npos);
