@@ -394,6 +394,11 @@ CollectivePlan plan_group_collective(const Task& task, const Placement& placemen
 bool node_fabric_is_mesh(const PlatformFacts& platform, const Placement& placement) {
   const int rpn = placement.ranks_per_node;
   if (rpn < 2 || static_cast<int>(placement.npu_of_rank.size()) < rpn) return false;
+  // Facts without these NPUs or their routes (bare facts of plans and tests) say nothing of the fabric.
+  for (int i = 0; i < rpn; ++i) {
+    const int npu = placement.npu_of_rank[i];
+    if (npu < 0 || npu >= static_cast<int>(platform.npus.size()) || npu >= platform.routes.npus()) return false;
+  }
   // Per link of the node's routes (HBM links aside), the unordered pairs using it.
   std::map<int, std::set<std::pair<int, int>>> pairs_of_link;
   for (int i = 0; i < rpn; ++i)
