@@ -106,7 +106,9 @@ void add_run_options(CLI::App& cmd, RunRequest& r) {
   cmd.add_option("--fidelity", r.fidelity,
                  "dispatch/combine timing: per-flow (one activity per rank pair, up to 16 ranks) or aggregated "
                  "(default above 8 ranks)");
-  cmd.add_option("--all-reduce", r.all_reduce, "gradient all-reduce: ring or hierarchical")->capture_default_str();
+  cmd.add_option("--all-reduce", r.all_reduce,
+                 "group collectives (gradient sync, TP): ring or hierarchical (mesh in the node on a full-mesh fabric)")
+      ->capture_default_str();
   cmd.add_flag("--allow-oversubscribed-memory", r.allow_oversubscribed_memory,
                "simulate the step even when a rank's memory exceeds its HBM (same as --set "
                "memory.allow_oversubscribed=true)");

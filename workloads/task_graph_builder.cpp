@@ -1,10 +1,12 @@
 // Task graph of one training step, from the workload and its sampled routing.
 #include "workloads/task_graph_builder.hpp"
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 
 #include "core/error.hpp"
+#include "workloads/grad_buckets.hpp"
 #include "workloads/layer_costs.hpp"
 #include "workloads/parallel_layout.hpp"
 #include "workloads/pipeline_schedule.hpp"
@@ -45,6 +47,7 @@ class Builder {
       auto& t = tail[static_cast<std::size_t>(mb)];
       TaskId fwd = compute(TaskKind::kDenseFfn, Phase::kForward, layers, mb, Dtype::kBf16, head, t);
       t = {compute(TaskKind::kDenseFfn, Phase::kBackward, layers, mb, Dtype::kBf16, twice(head), {fwd})};
+      grad_ready_[layers].push_back(t.front());
     }
     std::vector<TaskId> dense_done;
     for (int l = layers - 1; l >= 0; --l) {
@@ -110,8 +113,11 @@ class Builder {
   }
 
   std::vector<TaskId> backward_chunk(int c, int mb, int s, std::vector<TaskId> in) {
-    if (is_last_chunk(c)) in = {compute(TaskKind::kDenseFfn, Phase::kBackward, w_.model.layers, mb, Dtype::kBf16,
-                                    twice(sharded(output_head_cost(full_))), in, s)};
+    if (is_last_chunk(c)) {
+      in = {compute(TaskKind::kDenseFfn, Phase::kBackward, w_.model.layers, mb, Dtype::kBf16,
+                    twice(sharded(output_head_cost(full_))), in, s)};
+      grad_ready_[w_.model.layers].push_back(in.front());
+    }
     const int first = split_.chunk_first[static_cast<std::size_t>(c)];
     for (int l = first + split_.chunk_layers[static_cast<std::size_t>(c)] - 1; l >= first; --l)
       in = backward_layer(l, mb, in, s);
@@ -176,37 +182,16 @@ class Builder {
   // Stage s's gradient sync and optimizer, for the parameters it holds:
   // its layers, the embedding on the first stage, the head on the last.
   void finish_stage(int s, const std::vector<TaskId>& done) {
-    const ParallelSpec& p = w_.parallel;
-    double dense = 0;
-    int moe_layers = 0;
+    std::vector<int> layers;
     for (std::size_t c = 0; c < split_.chunk_layers.size(); ++c) {
       if (stage_of(static_cast<int>(c)) != s) continue;
-      for (int l = split_.chunk_first[c]; l < split_.chunk_first[c] + split_.chunk_layers[c]; ++l) {
-        dense += dense_layer_params(w_.model, l);
-        moe_layers += w_.model.is_moe(l) ? 1 : 0;
-      }
+      for (int l = split_.chunk_first[c]; l < split_.chunk_first[c] + split_.chunk_layers[c]; ++l) layers.push_back(l);
     }
-    if (s == 0) dense += embedding_params(w_.model);
-    if (s == stage_of(static_cast<int>(split_.chunk_layers.size()) - 1)) dense += embedding_params(w_.model);
-    const double grad = dtype_bytes(w_.precision.gradient);
-    Task dense_sync = base(TaskKind::kGradAllReduce, Phase::kGradSync, -1, -1, done);
-    dense_sync.groups = data_groups(s);
-    dense_sync.bytes = dense / p.tp * grad;
-    const TaskId dense_id = add(std::move(dense_sync));
-    std::vector<TaskId> expert_deps;
+    const bool head = s == stage_of(static_cast<int>(split_.chunk_layers.size()) - 1);
+    std::vector<TaskId> expert_done;
     const auto last = stage_experts_last_.find(s);
-    if (last != stage_experts_last_.end()) expert_deps.push_back(last->second);
-    Task experts = base(TaskKind::kGradAllReduce, Phase::kGradSync, -1, -1, expert_deps.empty() ? done : expert_deps);
-    for (int r = 0; r < p.ep; ++r) {
-      std::vector<int> group;
-      for (int d = 0; d < p.edp(); ++d) group.push_back(s * g_.stage_ranks + d * p.ep + r);
-      experts.groups.push_back(std::move(group));
-    }
-    experts.bytes = expert_params_per_rank(w_, moe_layers) * grad;
-    const TaskId experts_id = add(std::move(experts));
-    compute(TaskKind::kOptimizer, Phase::kOptimizer, -1, -1, Dtype::kFp32,
-            optimizer_cost(dense / p.tp + expert_params_per_rank(w_, moe_layers), w_.precision.gradient),
-            {dense_id, experts_id}, s);
+    if (last != stage_experts_last_.end()) expert_done.push_back(last->second);
+    sync_and_update(s, grad_items(layers, s == 0, head), done, expert_done);
   }
 
   // Backward: twice the forward's FLOPs, bytes and kernels, on the same rows.
@@ -385,44 +370,146 @@ class Builder {
     }
     ComputeCost attention = twice(sharded(attention_cost(full_)));
     if (w_.memory.recompute == Recompute::kSelective) attention += sharded(selective_recompute_cost(full_, l));
-    return {tp_all_reduce(
+    const TaskId done = tp_all_reduce(
         Phase::kBackward, l, mb,
-        compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16, attention, before_attention, s), s)};
+        compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16, attention, before_attention, s), s);
+    grad_ready_[l].push_back(done);
+    return {done};
   }
 
-  // Dense parameters are replicated on all ep x dp ranks (attention is data
-  // parallel over every rank): one all-reduce over all ranks. Routed
-  // experts have one replica per DP group: all-reduce across replicas of
-  // each EP rank (groups of one rank when dp = 1, which cost nothing).
+  // The one-stage step's gradient sync and optimizer, for every layer, the
+  // embedding and the head.
   TaskGraph finish_step(const std::vector<TaskId>& backward_done) {
-    const double grad = dtype_bytes(w_.precision.gradient);
-    Task dense = base(TaskKind::kGradAllReduce, Phase::kGradSync, -1, -1, backward_done);
-    dense.groups = data_groups(-1);
-    dense.bytes = dense_params(w_.model) / w_.parallel.tp * grad;
-    const TaskId dense_id = add(std::move(dense));
-
-    std::vector<TaskId> expert_deps;
-    for (const auto& [mb, id] : experts_last_) expert_deps.push_back(id);
-    Task experts = base(TaskKind::kGradAllReduce, Phase::kGradSync, -1, -1, expert_deps);
-    for (int r = 0; r < w_.parallel.ep; ++r) {
-      std::vector<int> group;
-      for (int d = 0; d < w_.parallel.edp(); ++d) group.push_back(d * w_.parallel.ep + r);
-      experts.groups.push_back(std::move(group));
-    }
-    experts.bytes = expert_params_per_rank(w_) * grad;
-    const TaskId experts_id = add(std::move(experts));
-
-    const double params = dense_params(w_.model) / w_.parallel.tp + expert_params_per_rank(w_);
-    compute(TaskKind::kOptimizer, Phase::kOptimizer, -1, -1, Dtype::kFp32, optimizer_cost(params, w_.precision.gradient),
-            {dense_id, experts_id});
+    std::vector<int> layers(static_cast<std::size_t>(w_.model.layers));
+    std::iota(layers.begin(), layers.end(), 0);
+    std::vector<TaskId> expert_done;
+    for (const auto& [mb, id] : experts_last_) expert_done.push_back(id);
+    sync_and_update(-1, grad_items(layers, true, true), backward_done, expert_done);
     return std::move(g_);
   }
+
+  // Parameters whose gradients one backward step completes, per rank: the
+  // head's, a layer's (dense over TP, its routed experts) or the embedding's.
+  struct GradItem {
+    double dense = 0;
+    double expert = 0;
+    std::vector<TaskId> ready;  // per micro-batch, the backward task after which they are complete
+  };
+
+  // The gradients of `layers` (ascending; plus embedding and head when
+  // held) in the order the backward pass completes them: head, the layers
+  // from the top, embedding (complete with the lowest layer's backward).
+  std::vector<GradItem> grad_items(const std::vector<int>& layers, bool embedding, bool head) const {
+    const double tp = w_.parallel.tp;
+    const auto ready = [&](int layer) {
+      const auto it = grad_ready_.find(layer);
+      return it == grad_ready_.end() ? std::vector<TaskId>{} : it->second;
+    };
+    std::vector<GradItem> out;
+    if (head) out.push_back({embedding_params(w_.model) / tp, 0, ready(w_.model.layers)});
+    for (auto l = layers.rbegin(); l != layers.rend(); ++l)
+      out.push_back({dense_layer_params(w_.model, *l) / tp, expert_params_per_rank(w_, w_.model.is_moe(*l) ? 1 : 0),
+                     ready(*l)});
+    if (embedding) out.push_back({embedding_params(w_.model) / tp, 0, layers.empty() ? std::vector<TaskId>{} : ready(layers.front())});
+    return out;
+  }
+
+  // The EDP groups of stage s (-1: the one-stage graph): each EP rank with
+  // its replicas, ep ranks apart (groups of one rank when edp = 1: they
+  // cost nothing, and are kept so graphs have the same shape for every dp).
+  std::vector<std::vector<int>> expert_data_groups(int s) const {
+    const ParallelSpec& p = w_.parallel;
+    const int first = s < 0 ? 0 : s * g_.stage_ranks;
+    std::vector<std::vector<int>> out;
+    for (int r = 0; r < p.ep; ++r) {
+      std::vector<int> group;
+      for (int d = 0; d < p.edp(); ++d) group.push_back(first + d * p.ep + r);
+      out.push_back(std::move(group));
+    }
+    return out;
+  }
+
+  // A kGradAllReduce task: every group runs `op` over `bytes` per rank.
+  TaskId group_collective(GroupCollective op, std::vector<std::vector<int>> groups, double bytes,
+                          std::vector<TaskId> deps) {
+    Task t = base(TaskKind::kGradAllReduce, Phase::kGradSync, -1, -1, std::move(deps));
+    t.groups = std::move(groups);
+    t.bytes = bytes;
+    t.group_op = op;
+    return add(std::move(t));
+  }
+
+  // Gradient sync and optimizer of stage s (-1: the one-stage step) over
+  // `items` (grad_items order). Dense gradients reduce over the DP groups,
+  // expert gradients over the EDP groups; ZeRO-0 all-reduces them and
+  // AdamW updates every parameter the rank holds; ZeRO-1 (Megatron's
+  // distributed optimizer) reduce-scatters them, AdamW updates the rank's
+  // 1/DP (dense) and 1/EDP (expert) shard, and the updated BF16 parameters
+  // are all-gathered after it. With parallel.overlap_grad_reduce the
+  // reductions go in buckets (grad_buckets.hpp), each waiting only for the
+  // backward tasks completing its gradients, so the DP stream runs them
+  // beside the rest of the backward; without, one per group after the whole
+  // backward (`done`; the experts' after `expert_done` when given).
+  void sync_and_update(int s, const std::vector<GradItem>& items, const std::vector<TaskId>& done,
+                       const std::vector<TaskId>& expert_done) {
+    const ParallelSpec& p = w_.parallel;
+    const bool zero = w_.memory.zero_stage >= 1;
+    const GroupCollective reduce = zero ? GroupCollective::kReduceScatter : GroupCollective::kAllReduce;
+    const double grad = dtype_bytes(w_.precision.gradient);
+    const auto dense_groups = data_groups(s);
+    const auto expert_groups = expert_data_groups(s);
+    std::vector<double> dense_bytes, expert_bytes;
+    double dense = 0, expert = 0;
+    for (const GradItem& i : items) {
+      dense_bytes.push_back(i.dense * grad);
+      expert_bytes.push_back(i.expert * grad);
+      dense += i.dense;
+      expert += i.expert;
+    }
+    std::vector<TaskId> synced;
+    if (!p.overlap_grad_reduce) {
+      synced.push_back(group_collective(reduce, dense_groups, dense * grad, done));
+      synced.push_back(group_collective(reduce, expert_groups, expert * grad, expert_done.empty() ? done : expert_done));
+    } else {
+      // Both kinds' buckets in the order their last gradients complete.
+      const std::vector<GradBucket> dense_buckets = bucket_gradients(dense_bytes, p.grad_bucket_bytes);
+      const std::vector<GradBucket> expert_buckets = bucket_gradients(expert_bytes, p.grad_bucket_bytes);
+      const auto ready = [&](const GradBucket& b) {
+        std::vector<TaskId> deps;
+        for (std::size_t i = b.first; i <= b.last; ++i) deps.insert(deps.end(), items[i].ready.begin(), items[i].ready.end());
+        std::sort(deps.begin(), deps.end());
+        deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+        return deps.empty() ? done : deps;
+      };
+      std::size_t d = 0, e = 0;
+      while (d < dense_buckets.size() || e < expert_buckets.size()) {
+        const bool dense_next = e == expert_buckets.size() ||
+                                (d < dense_buckets.size() && dense_buckets[d].last <= expert_buckets[e].last);
+        const GradBucket& b = dense_next ? dense_buckets[d++] : expert_buckets[e++];
+        synced.push_back(group_collective(reduce, dense_next ? dense_groups : expert_groups, b.bytes, ready(b)));
+      }
+      if (synced.empty()) synced = done;
+    }
+    const double shard_dense = zero ? dense / p.dp : dense, shard_expert = zero ? expert / p.edp() : expert;
+    const TaskId optimizer = compute(TaskKind::kOptimizer, Phase::kOptimizer, -1, -1, Dtype::kFp32,
+                                     optimizer_cost(shard_dense + shard_expert, w_.precision.gradient), synced, s);
+    if (!zero) return;
+    group_collective(GroupCollective::kAllGather, dense_groups, dense * kParameterBytes, {optimizer});
+    group_collective(GroupCollective::kAllGather, expert_groups, expert * kParameterBytes, {optimizer});
+  }
+
+  // The model weights ZeRO-1 all-gathers after the update: BF16, as the
+  // memory model holds them (docs/memory.md), also under FP8 GEMMs.
+  static constexpr double kParameterBytes = 2;
 
   const WorkloadSpec& w_;
   const RoutingSample& r_;
   WorkloadSpec full_;  // w_ with the whole micro-batch's tokens on one rank (before TP sharding)
   std::vector<std::vector<int>> tp_groups_;
   TaskGraph g_;
+  // Per layer (model.layers: the head), the backward task of each
+  // micro-batch after which the layer's gradients are complete.
+  std::map<int, std::vector<TaskId>> grad_ready_;
   std::map<int, TaskId> experts_last_;        // per micro-batch: its last expert-GEMM backward
   std::map<int, TaskId> stage_experts_last_;  // per stage: its last expert-GEMM backward (the stage's passes are chained)
   StageSplit split_;                          // pipeline only: layers per model chunk

@@ -15,6 +15,7 @@ void write_task_graph_json(std::ostream& out, const TaskGraph& graph) {
       if (t.kind == TaskKind::kGradAllReduce || t.kind == TaskKind::kTpAllReduce) {
         j["groups"] = t.groups;
         j["bytes"] = t.bytes;
+        if (t.kind == TaskKind::kGradAllReduce) j["op"] = to_string(t.group_op);
       } else {
         j["traffic"] = t.traffic;
         j["transpose"] = t.transpose;

@@ -142,6 +142,8 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
     t.fail("ranks_per_node", fmt::format("must divide parallel.ep ({}), got {}", p.ep, p.ranks_per_node));
   }
   p.tp_across_nodes = t.boolean_or("tp_across_nodes", false);
+  p.grad_bucket_bytes = t.quantity_or("grad_bucket_size", kDefaultGradBucketBytes, Quantity::kBytes);
+  p.overlap_grad_reduce = t.boolean_or("overlap_grad_reduce", true);
   // A stage that cannot hold whole EP groups is blamed on dp when dp was given.
   if (auto problem = check_layout(p.layout(), p.ranks_per_node, p.tp_across_nodes))
     t.fail(problem->key == "ep" && t.has("dp") ? "dp" : problem->key, problem->message);

@@ -121,8 +121,10 @@ void write_workload_report(std::ostream& out, const WorkloadSpec& w, const Routi
                t.recompute_flops);
   fmt::print(out, "  all-to-all bytes sent: dispatch {:.4g}, combine {:.4g} (forward + backward)\n",
              t.dispatch_bytes, t.combine_bytes);
-  fmt::print(out, "  gradient all-reduce bytes {:.4g}, optimizer HBM bytes {:.4g}\n", t.grad_sync_bytes,
-             t.optimizer_bytes);
+  fmt::print(out,
+             "  gradient sync bytes {:.4g} (the buffers S of its all-reduces, or ZeRO-1's reduce-scatters and "
+             "all-gathers, summed), optimizer HBM bytes {:.4g}\n",
+             t.grad_sync_bytes, t.optimizer_bytes);
   if (t.tp_bytes > 0) fmt::print(out, "  TP all-reduce bytes {:.4g}\n", t.tp_bytes);
   if (graph.stages > 1)
     fmt::print(out, "  pipeline p2p bytes sent {:.4g} (activations and their gradients, over all ranks)\n",

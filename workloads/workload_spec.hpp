@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/moe_formulas.hpp"
+#include "workloads/grad_buckets.hpp"
 #include "workloads/parallel_layout.hpp"
 #include "workloads/task_graph.hpp"
 
@@ -81,6 +82,11 @@ struct ParallelSpec {
   int first_stage_layers = 0;  // layers of the first model chunk; 0: even split
   int last_stage_layers = 0;   // layers of the last model chunk; 0: even split
   bool tp_across_nodes = false;
+  // Gradient sync (docs/workload.md): buckets of at least this many gradient
+  // bytes, each reduced on the DP stream once backward has produced it
+  // (overlap), or one sync per parameter group after the whole backward.
+  double grad_bucket_bytes = kDefaultGradBucketBytes;
+  bool overlap_grad_reduce = true;
   int ranks_per_node = 8;  // the workload's node, for node-limited routing and per-node dedup
   SourceLocation ranks_given_at;  // where parallel.ep was set: memory refusals of the ranks point here
 

@@ -39,6 +39,7 @@ const char* to_string(AllReduceAlgorithm a) {
   switch (a) {
     case AllReduceAlgorithm::kRing: return "ring";
     case AllReduceAlgorithm::kHierarchical: return "hierarchical";
+    case AllReduceAlgorithm::kMesh: return "mesh";
   }
   return "?";
 }
@@ -228,6 +229,18 @@ CollectivePhase ring_phase(const std::string& name, const std::vector<std::vecto
   return phase;
 }
 
+// One round over each member list in which every member sends `pair_bytes`
+// to every other member at once: on a full mesh each pair has its own link,
+// so the round uses all L-1 links of every member.
+CollectivePhase mesh_phase(const std::string& name, const std::vector<std::vector<int>>& meshes, double pair_bytes) {
+  CollectivePhase phase;
+  phase.name = name;
+  for (const auto& mesh : meshes)
+    for (int src : mesh)
+      for (int dst : mesh) add(phase, src, dst, pair_bytes);
+  return phase;
+}
+
 }  // namespace
 
 namespace {
@@ -244,6 +257,7 @@ struct GroupLayout {
   bool two_level = false;
   int per_node = 0;
   std::vector<std::vector<int>> intra, inter;
+  bool one_node = false;  // every group lies inside one node (its ring is its node's members)
 };
 
 GroupLayout group_layout(const Task& task, const Placement& placement) {
@@ -268,6 +282,7 @@ GroupLayout group_layout(const Task& task, const Placement& placement) {
   if (size == 0) return out;
   std::vector<std::map<int, std::vector<int>>> by_node(task.groups.size());
   bool two_level = true;
+  bool one_node = true;
   for (std::size_t k = 0; k < task.groups.size(); ++k) {
     out.rings.emplace_back();
     for (int r : task.groups[k]) {
@@ -277,7 +292,9 @@ GroupLayout group_layout(const Task& task, const Placement& placement) {
     const std::size_t per_node = by_node[k].begin()->second.size();
     for (const auto& [node, members] : by_node[k]) two_level &= members.size() == per_node;
     two_level &= by_node[k].size() > 1 && per_node > 1;
+    one_node &= by_node[k].size() == 1;
   }
+  out.one_node = one_node;
   if (!two_level) return out;
   out.two_level = true;
   out.per_node = static_cast<int>(by_node[0].begin()->second.size());
@@ -298,15 +315,23 @@ CollectivePlan plan_all_reduce(const Task& task, const Placement& placement, All
   GroupLayout l = group_layout(task, placement);
   const int g = l.group_size;
   if (g < 2 || !(task.bytes > 0)) return std::move(l.plan);
-  if (algorithm != AllReduceAlgorithm::kHierarchical || !l.two_level) {
+  const bool mesh = algorithm == AllReduceAlgorithm::kMesh;
+  if (mesh && l.one_node) {
+    push_nonempty(l.plan, mesh_phase("mesh reduce-scatter", l.rings, task.bytes / g));
+    push_nonempty(l.plan, mesh_phase("mesh all-gather", l.rings, task.bytes / g));
+    return std::move(l.plan);
+  }
+  if (algorithm == AllReduceAlgorithm::kRing || !l.two_level) {
     push_nonempty(l.plan, ring_phase("ring", l.rings, task.bytes / g, 2 * (g - 1), exact_steps));
     return std::move(l.plan);
   }
   const int nodes = g / l.per_node;
   const double chunk = task.bytes / l.per_node;
-  push_nonempty(l.plan, ring_phase("reduce-scatter in node", l.intra, chunk, l.per_node - 1, exact_steps));
+  push_nonempty(l.plan, mesh ? mesh_phase("mesh reduce-scatter in node", l.intra, chunk)
+                             : ring_phase("reduce-scatter in node", l.intra, chunk, l.per_node - 1, exact_steps));
   push_nonempty(l.plan, ring_phase("all-reduce across nodes", l.inter, chunk / nodes, 2 * (nodes - 1), exact_steps));
-  push_nonempty(l.plan, ring_phase("all-gather in node", l.intra, chunk, l.per_node - 1, exact_steps));
+  push_nonempty(l.plan, mesh ? mesh_phase("mesh all-gather in node", l.intra, chunk)
+                             : ring_phase("all-gather in node", l.intra, chunk, l.per_node - 1, exact_steps));
   return std::move(l.plan);
 }
 
@@ -324,13 +349,19 @@ CollectivePlan plan_one_pass(const Task& task, const Placement& placement, AllRe
   GroupLayout l = group_layout(task, placement);
   const int g = l.group_size;
   if (g < 2 || !(task.bytes > 0)) return std::move(l.plan);
-  if (algorithm != AllReduceAlgorithm::kHierarchical || !l.two_level) {
+  const bool mesh = algorithm == AllReduceAlgorithm::kMesh;
+  if (mesh && l.one_node) {
+    push_nonempty(l.plan, mesh_phase("mesh " + op, l.rings, task.bytes / g));
+    return std::move(l.plan);
+  }
+  if (algorithm == AllReduceAlgorithm::kRing || !l.two_level) {
     push_nonempty(l.plan, ring_phase("ring " + op, l.rings, task.bytes / g, g - 1, exact_steps));
     return std::move(l.plan);
   }
   const int nodes = g / l.per_node;
   const double chunk = task.bytes / l.per_node;
-  CollectivePhase in_node = ring_phase(op + " in node", l.intra, chunk, l.per_node - 1, exact_steps);
+  CollectivePhase in_node = mesh ? mesh_phase("mesh " + op + " in node", l.intra, chunk)
+                                 : ring_phase(op + " in node", l.intra, chunk, l.per_node - 1, exact_steps);
   CollectivePhase across = ring_phase(op + " across nodes", l.inter, chunk / nodes, nodes - 1, exact_steps);
   push_nonempty(l.plan, gather ? std::move(across) : std::move(in_node));
   push_nonempty(l.plan, gather ? std::move(in_node) : std::move(across));
@@ -358,6 +389,38 @@ CollectivePlan plan_group_collective(const Task& task, const Placement& placemen
     case workloads::GroupCollective::kAllGather: return plan_all_gather(task, placement, algorithm, exact_steps);
   }
   throw InternalError(fmt::format("task {}: unknown group collective", task.id));
+}
+
+bool node_fabric_is_mesh(const PlatformFacts& platform, const Placement& placement) {
+  const int rpn = placement.ranks_per_node;
+  if (rpn < 2 || static_cast<int>(placement.npu_of_rank.size()) < rpn) return false;
+  // Facts without these NPUs or their routes (bare facts of plans and tests) say nothing of the fabric.
+  for (int i = 0; i < rpn; ++i) {
+    const int npu = placement.npu_of_rank[i];
+    if (npu < 0 || npu >= static_cast<int>(platform.npus.size()) || npu >= platform.routes.npus()) return false;
+  }
+  // Per link of the node's routes (HBM links aside), the unordered pairs using it.
+  std::map<int, std::set<std::pair<int, int>>> pairs_of_link;
+  for (int i = 0; i < rpn; ++i)
+    for (int j = 0; j < rpn; ++j) {
+      if (i == j) continue;
+      const int a = placement.npu_of_rank[i], b = placement.npu_of_rank[j];
+      auto [first, last] = platform.routes.links(a, b);
+      for (const int* l = first; l != last; ++l)
+        if (*l != platform.npus[a].hbm_link && *l != platform.npus[b].hbm_link)
+          pairs_of_link[*l].insert({std::min(i, j), std::max(i, j)});
+    }
+  for (int i = 0; i < rpn; ++i)
+    for (int j = i + 1; j < rpn; ++j) {
+      auto [first, last] = platform.routes.links(placement.npu_of_rank[i], placement.npu_of_rank[j]);
+      bool own = false;
+      for (const int* l = first; l != last && !own; ++l) {
+        const auto it = pairs_of_link.find(*l);
+        own = it != pairs_of_link.end() && it->second.size() == 1;
+      }
+      if (!own) return false;
+    }
+  return true;
 }
 
 double route_latency_s(const PlatformFacts& platform, int src, int dst) {

@@ -31,6 +31,10 @@ enum class Fidelity {
 enum class AllReduceAlgorithm {
   kRing,          // all-reduce: 2(g-1) steps of bytes/g to the next rank of the group (the others: g-1)
   kHierarchical,  // ring reduce-scatter in the node, ring all-reduce across nodes, ring all-gather in the node
+  // Hierarchical on a full-mesh node fabric (HCCL's mesh algorithms): in the
+  // node each rank exchanges its 1/L shard with every peer at once, one
+  // round per pass over all L-1 links; across nodes a ring, as hierarchical.
+  kMesh,
 };
 
 const char* to_string(AlltoallAlgorithm a);
@@ -106,7 +110,8 @@ CollectivePlan plan_collective(const workloads::Task& task, const workloads::Tas
                                const Placement& placement, AllReduceAlgorithm all_reduce, bool exact_ring_steps,
                                AlltoallvOptions alltoallv);
 
-// A gradient all-reduce: each group all-reduces task.bytes per rank. With
+// A gradient all-reduce: each group all-reduces task.bytes per rank (mesh:
+// the mesh reduce-scatter, then the mesh all-gather, below). With
 // `exact_steps`, every ring step is its own round (latency per step);
 // otherwise each phase is one round. Groups must have equal sizes and distinct
 // ranks (InternalError otherwise: our builder makes them so).
@@ -118,19 +123,30 @@ CollectivePlan plan_all_reduce(const workloads::Task& task, const Placement& pla
 // group. Ring: g-1 steps of S/g. Hierarchical (groups spanning several
 // nodes with the same count on each, else a ring): a ring in the node
 // (per_node-1 steps of S/per_node), then rings across nodes between ranks
-// of one local index (nodes-1 steps of S/g). Checks as plan_all_reduce.
+// of one local index (nodes-1 steps of S/g). Mesh: the in-node part is one
+// round in which every member sends S/per_node to each other member of its
+// node (a group inside one node: S/g to each peer, one round); across nodes
+// as hierarchical. Checks as plan_all_reduce.
 CollectivePlan plan_reduce_scatter(const workloads::Task& task, const Placement& placement,
                                    AllReduceAlgorithm algorithm, bool exact_steps);
 
 // An all-gather: each rank holds S/g and ends with all S (nccl-tests' S).
 // Ring: g-1 steps of S/g. Hierarchical: rings across nodes first (nodes-1
-// steps of S/g), then in the node (per_node-1 steps of S/per_node).
+// steps of S/g), then in the node (per_node-1 steps of S/per_node). Mesh:
+// the in-node part one round of S/per_node to every peer of the node.
 CollectivePlan plan_all_gather(const workloads::Task& task, const Placement& placement, AllReduceAlgorithm algorithm,
                                bool exact_steps);
 
 // The plan of a kGradAllReduce task: by task.group_op, one of the three above.
 CollectivePlan plan_group_collective(const workloads::Task& task, const Placement& placement,
                                      AllReduceAlgorithm algorithm, bool exact_steps);
+
+// Whether the node fabric under `placement` is a full mesh: every pair of
+// the first node's ranks has a link on its route that no other pair's route
+// uses (HCCS on an Atlas 800T A2); false for a switch (NVSwitch, UB), one
+// rank per node, or a node of one NPU. resolve() (replay.hpp) turns the
+// default kHierarchical into kMesh there.
+bool node_fabric_is_mesh(const PlatformFacts& platform, const Placement& placement);
 
 // Latency of the route src -> dst: the sum of its links' latencies (as SimGrid sums them).
 double route_latency_s(const PlatformFacts& platform, int src, int dst);

@@ -68,6 +68,8 @@ ReplayOptions resolve(const ReplayOptions& options, const PlatformFacts& platfor
   const int ranks = static_cast<int>(placement.npu_of_rank.size());
   ReplayOptions out = options;
   if (!out.algorithm) out.algorithm = default_algorithm(platform, placement);
+  if (out.all_reduce == AllReduceAlgorithm::kHierarchical && node_fabric_is_mesh(platform, placement))
+    out.all_reduce = AllReduceAlgorithm::kMesh;
   if (!out.fidelity) out.fidelity = ranks <= 8 ? Fidelity::kPerFlow : Fidelity::kAggregated;
   if (*out.fidelity == Fidelity::kPerFlow && ranks > kMaxPerFlowRanks)
     throw InputError({}, "fidelity", per_flow_refusal(ranks));

@@ -31,6 +31,8 @@ struct ReplayOptions {
   // Hierarchical dispatch/combine: chunks its two stages are pipelined in
   // (1: the intra-node stage starts when the whole network stage ends).
   int pipeline_chunks = AlltoallvOptions{}.pipeline_chunks;
+  // Group collectives (gradient sync, TP); resolve() turns kHierarchical
+  // into kMesh on a full-mesh node fabric (node_fabric_is_mesh()).
   AllReduceAlgorithm all_reduce = AllReduceAlgorithm::kHierarchical;
   // Low-latency dispatch/combine: its RDMA rate over the NIC link's; unset:
   // the platform's (NpuFacts::low_latency_nic_share of the first rank's NPU).

@@ -169,6 +169,94 @@ TEST_CASE("reduce-scatter and all-gather plans: ring of g-1 steps of S/g; hierar
   CHECK(plan_group_collective(t, place, AllReduceAlgorithm::kRing, true).phases[0].steps == 14);
 }
 
+namespace {
+
+// Bytes one rank sends over the whole plan, on average over its participants.
+double sent_per_rank(const CollectivePlan& plan) {
+  double sent = 0;
+  for (const CollectivePhase& phase : plan.phases)
+    for (const Transfer& tr : phase.transfers) sent += tr.bytes * phase.steps;
+  return sent / static_cast<double>(plan.participants.size());
+}
+
+}  // namespace
+
+TEST_CASE("ZeRO-1 moves the all-reduce's bytes: (n-1)/n S each for reduce-scatter and all-gather") {
+  // One node of 8, and 2 nodes x 4 (hierarchical and mesh go two-level there).
+  for (const auto& [nodes, per_node] : {std::pair{1, 8}, std::pair{2, 4}}) {
+    PlatformFacts p = grid(nodes, per_node);
+    Placement place = place_ranks(8, per_node, p);
+    workloads::Task t;
+    t.kind = workloads::TaskKind::kGradAllReduce;
+    t.groups = {{0, 1, 2, 3, 4, 5, 6, 7}};
+    t.bytes = 8e6;
+    const double n = 8, S = t.bytes;
+    for (auto algorithm : {AllReduceAlgorithm::kRing, AllReduceAlgorithm::kHierarchical, AllReduceAlgorithm::kMesh}) {
+      CAPTURE(nodes, to_string(algorithm));
+      t.group_op = workloads::GroupCollective::kReduceScatter;
+      const double rs = sent_per_rank(plan_group_collective(t, place, algorithm, true));
+      t.group_op = workloads::GroupCollective::kAllGather;
+      const double ag = sent_per_rank(plan_group_collective(t, place, algorithm, true));
+      t.group_op = workloads::GroupCollective::kAllReduce;
+      const double ar = sent_per_rank(plan_group_collective(t, place, algorithm, true));
+      CHECK(rs == Approx((n - 1) / n * S).epsilon(1e-12));
+      CHECK(ag == Approx((n - 1) / n * S).epsilon(1e-12));
+      CHECK(ar == Approx(2 * (n - 1) / n * S).epsilon(1e-12));
+      CHECK(rs + ag == Approx(ar).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("mesh plans: one round per pass in the node, every peer at once") {
+  PlatformFacts p = grid(2, 4);
+  Placement place = place_ranks(8, 4, p);
+  workloads::Task t;
+  t.kind = workloads::TaskKind::kGradAllReduce;
+  t.groups = {{0, 1, 2, 3}, {4, 5, 6, 7}};  // one group per node
+  t.bytes = 8e6;
+  CollectivePlan ar = plan_group_collective(t, place, AllReduceAlgorithm::kMesh, true);
+  REQUIRE(ar.phases.size() == 2);
+  CHECK(ar.phases[0].name == "mesh reduce-scatter");
+  CHECK(ar.phases[0].steps == 1);
+  CHECK(ar.phases[0].transfers.size() == 2u * 4 * 3);  // every ordered pair of each node
+  CHECK(ar.phases[0].transfers[0].bytes == 2e6);       // S / 4 to each peer
+  // Two rounds, each latency + S/4 on every pair's own link.
+  CHECK(plan_bound_s(ar, p) == Approx(2 * (1e-6 + 2e6 / 1e10)));
+  // Across both nodes: mesh in the node (S/4 to each peer), ring across (S/8), mesh again.
+  t.groups = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  CollectivePlan two = plan_group_collective(t, place, AllReduceAlgorithm::kMesh, false);
+  REQUIRE(two.phases.size() == 3);
+  CHECK(two.phases[0].name == "mesh reduce-scatter in node");
+  CHECK(two.phases[0].transfers[0].bytes == 2e6);
+  CHECK(two.phases[1].name == "all-reduce across nodes");
+  CHECK(two.phases[1].transfers[0].bytes == 1e6);
+  CHECK(two.phases[2].name == "mesh all-gather in node");
+  // Groups with one rank per node have no in-node part: a ring, as hierarchical.
+  t.groups = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+  CHECK(plan_group_collective(t, place, AllReduceAlgorithm::kMesh, true).phases[0].name == "ring");
+}
+
+TEST_CASE("a full mesh is told from a switch by the routes' own links") {
+  // grid(): every ordered pair has its own link: a mesh.
+  PlatformFacts mesh = grid(1, 4);
+  CHECK(node_fabric_is_mesh(mesh, place_ranks(4, 4, mesh)));
+  CHECK_FALSE(node_fabric_is_mesh(mesh, place_ranks(1, 1, mesh)));  // one rank per node: nothing in the node
+  // A switch: NPU i's route to j crosses port i and port j, shared by all of i's pairs.
+  PlatformFacts sw = grid(1, 4);
+  const int ports = static_cast<int>(sw.links.size());
+  for (int i = 0; i < 4; ++i) sw.links.push_back({fmt::format("port{}", i), 1e10, 1e-6, true});
+  for (int s = 0; s < 4; ++s)
+    for (int d = 0; d < 4; ++d)
+      if (s != d) sw.routes.set(s, d, {s, ports + s, ports + d, d}, 2e-6);
+  CHECK_FALSE(node_fabric_is_mesh(sw, place_ranks(4, 4, sw)));
+  // resolve() turns the default hierarchical into mesh on a mesh only.
+  CHECK(resolve(ReplayOptions{}, mesh, place_ranks(4, 4, mesh)).all_reduce == AllReduceAlgorithm::kMesh);
+  CHECK(resolve(ReplayOptions{}, sw, place_ranks(4, 4, sw)).all_reduce == AllReduceAlgorithm::kHierarchical);
+  ReplayOptions ring;
+  ring.all_reduce = AllReduceAlgorithm::kRing;
+  CHECK(resolve(ring, mesh, place_ranks(4, 4, mesh)).all_reduce == AllReduceAlgorithm::kRing);
+}
+
 TEST_CASE("per-flow fidelity is refused beyond 16 ranks, with why, and fewer than one chunk too") {
   Placement place;
   place.ranks_per_node = 8;
