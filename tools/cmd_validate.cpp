@@ -48,6 +48,11 @@ sim::DeepEpValidationOptions options(const ValidateState& s) {
       if (row != 0)
         throw option_error(flag, "the file's rows are low-latency kernels: they calibrate "
                                  "scaleout.low_latency_efficiency only (its row is the file's)");
+  if (o.flat_calibration_ep != 0)
+    for (const auto& [flag, row] : {std::pair{"--nvlink-row", s.nvlink_row}, std::pair{"--rdma-row", s.rdma_row}})
+      if (row != 0)
+        throw option_error(flag, "the file's platform is flat (a supernode or no [scaleout]): its rows calibrate "
+                                 "one parameter, on the file's row");
   if (s.nvlink_row != 0) {
     measured("--nvlink-row", s.nvlink_row);
     if (s.nvlink_row > sim::kDeepEpGpusPerNode)

@@ -144,6 +144,7 @@ ScaleoutSpec read_scaleout(TableReader t) {
 SupernodeSpec read_supernode(TableReader t) {
   SupernodeSpec s;
   s.port_bandwidth_Bps = t.quantity("port_bandwidth", Quantity::kBandwidth);
+  s.port_efficiency = read_efficiency(t, "port_efficiency");
   s.port_latency_s = latency_or_zero(t, "port_latency");
   s.switch_latency_s = latency_or_zero(t, "switch_latency");
   t.finish();

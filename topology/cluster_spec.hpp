@@ -55,6 +55,7 @@ struct NodeSpec {
 inline constexpr const char* kLinkEfficiencyKey = "node.link_efficiency";
 inline constexpr const char* kNicEfficiencyKey = "scaleout.nic_efficiency";
 inline constexpr const char* kLowLatencyEfficiencyKey = "scaleout.low_latency_efficiency";
+inline constexpr const char* kPortEfficiencyKey = "supernode.port_efficiency";
 
 // The fabric between nodes. `kSwitch`: one switch; `kLeafSpine`: leaves of
 // `nodes_per_leaf` nodes under one (aggregated) spine tier; `kRail`: NIC i of
@@ -80,7 +81,9 @@ struct ScaleoutSpec {
 // A scale-up fabric spanning every node (CloudMatrix384's UB): each NPU has a
 // port into one switch; in-node and cross-node traffic both use it.
 struct SupernodeSpec {
-  double port_bandwidth_Bps = 0;  // each direction
+  double port_bandwidth_Bps = 0;  // line rate, each direction
+  double port_efficiency = 1;     // (0, 1]: share of the line rate a transfer achieves
+  double effective_port_bandwidth_Bps() const { return port_efficiency * port_bandwidth_Bps; }
   double port_latency_s = 0;
   double switch_latency_s = 0;  // >= 0
 };

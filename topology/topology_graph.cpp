@@ -72,11 +72,11 @@ TopologyGraph::TopologyGraph(const ClusterSpec& spec) : spec_(spec) {
     const SupernodeSpec& s = *spec.supernode;
     top_ = add_vertex(
         TopoVertex{names::kSupernode, VertexKind::kSwitch, -1, -1,
-                   backplane(names::kSupernode, n_npus * s.port_bandwidth_Bps, s.switch_latency_s)});
+                   backplane(names::kSupernode, n_npus * s.effective_port_bandwidth_Bps(), s.switch_latency_s)});
     has_top_ = true;
     for (int n = 0; n < node.count; ++n) {
       for (int i = 0; i < node.npus; ++i) {
-        add_edge(npus_[rank(n, i)], top_, cable(names::port(n, i), s.port_bandwidth_Bps, s.port_latency_s));
+        add_edge(npus_[rank(n, i)], top_, cable(names::port(n, i), s.effective_port_bandwidth_Bps(), s.port_latency_s));
         node_uplink_[rank(n, i)] = top_;
       }
     }

@@ -22,6 +22,8 @@ TopologyReport make_report(const TopologyGraph& topo) {
   }
   const ClusterSpec& spec = topo.spec();
   if (!spec.supernode) r.link_rates.push_back({"scale-up link", spec.node.link_bandwidth_Bps, spec.node.link_efficiency});
+  if (spec.supernode)
+    r.link_rates.push_back({"supernode port", spec.supernode->port_bandwidth_Bps, spec.supernode->port_efficiency});
   if (spec.scaleout) r.link_rates.push_back({"NIC", spec.scaleout->nic_bandwidth_Bps, spec.scaleout->nic_efficiency});
   if (spec.scaleout && spec.scaleout->low_latency_efficiency != spec.scaleout->nic_efficiency)
     r.link_rates.push_back({"NIC, low-latency kernel", spec.scaleout->nic_bandwidth_Bps,

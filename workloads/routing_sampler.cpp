@@ -370,6 +370,7 @@ RoutingSample sample_routing(const WorkloadSpec& w, int threads) {
       out.traffic.ranks = s.ranks;
       out.traffic.ranks_per_node = p.ranks_per_node;
       out.traffic.selections_per_rank = p.tokens_per_micro_batch * w.model.top_k;
+      out.traffic.tokens_per_rank = p.tokens_per_micro_batch;
       const auto ranks = static_cast<std::size_t>(s.ranks);
       out.traffic.tokens.assign(ranks * ranks, 0);
       out.traffic.node_tokens.assign(ranks * static_cast<std::size_t>(out.traffic.nodes()), 0);

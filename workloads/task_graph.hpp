@@ -51,6 +51,7 @@ struct TrafficMatrix {
   std::vector<std::int32_t> tokens;       // [src * ranks + dst]
   std::vector<std::int32_t> node_tokens;  // [src * nodes + dst_node], once per (token, node)
   std::int64_t selections_per_rank = 0;   // (token, expert) pairs each source rank routes; 0: not known
+  std::int64_t tokens_per_rank = 0;       // tokens each source rank routes (combine writes one output each); 0: not known
 
   std::int64_t at(int src, int dst) const { return tokens[static_cast<std::size_t>(src) * ranks + dst]; }
   int nodes() const { return ranks / ranks_per_node; }

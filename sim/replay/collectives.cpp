@@ -88,11 +88,46 @@ CollectivePlan plan_alltoallv_transfers(const Task& task, const TrafficMatrix& t
 
 }  // namespace
 
+namespace {
+
+// Combine's reduction at each token's owner (the dispatch's source rank):
+// it reads the inputs it received, one per (token, destination rank) with
+// its own rank's included (low-latency: one per selection), from HBM and
+// writes one output per token. A phase of HBM loopback transfers after the
+// exchange: a token is reduced once all its inputs are in, and the last
+// ones arrive with the exchange's end (docs/simulator.md, "Combine's
+// reduction"). No peers, no latency.
+CollectivePlan with_combine_reduction(CollectivePlan plan, const Task& task, const TrafficMatrix& traffic,
+                                      const Placement& placement, const AlltoallvOptions& options) {
+  if (task.kind != workloads::TaskKind::kCombine || plan.phases.empty()) return plan;
+  CollectivePhase reduction;
+  reduction.name = "combine reduction";
+  reduction.per_transfer = options.fidelity == Fidelity::kPerFlow;
+  const int ranks = static_cast<int>(placement.npu_of_rank.size());
+  for (int s = 0; s < ranks; ++s) {
+    double inputs = 0;
+    if (options.algorithm == AlltoallAlgorithm::kLowLatency) {
+      inputs = static_cast<double>(traffic.selections_per_rank);
+    } else {
+      for (int d = 0; d < ranks; ++d) inputs += static_cast<double>(traffic.at(s, d));
+    }
+    const double bytes = (inputs + static_cast<double>(traffic.tokens_per_rank)) * task.bytes_per_token;
+    const int npu = placement.npu_of_rank[s];
+    if (bytes > 0) reduction.transfers.push_back({npu, npu, bytes});
+  }
+  push_nonempty(plan, std::move(reduction));
+  return plan;
+}
+
+}  // namespace
+
 CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, const Placement& placement,
                               const AlltoallvOptions& options) {
   if (!(options.peer_cost_s >= 0))
     throw InternalError(fmt::format("task {}: peer_cost_s must be >= 0", task.id));
-  return with_peer_costs(plan_alltoallv_transfers(task, traffic, placement, options), options.peer_cost_s);
+  return with_combine_reduction(
+      with_peer_costs(plan_alltoallv_transfers(task, traffic, placement, options), options.peer_cost_s), task,
+      traffic, placement, options);
 }
 
 namespace {
@@ -206,7 +241,7 @@ CollectivePlan plan_alltoallv_transfers(const Task& task, const TrafficMatrix& t
     push_nonempty(plan, std::move(network));
     push_nonempty(plan, std::move(forward));
   }
-  if (plan.phases.size() == 2) plan.pipeline_chunks = options.pipeline_chunks;
+  if (plan.phases.size() == 2) plan.pipeline_chunks = options.pipeline_chunks;  // before combine's reduction is added
   return plan;
 }
 
@@ -484,8 +519,8 @@ std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const PlatformFacts
     }
     return steps;
   }
-  if (plan.phases.size() != 2 || plan.phases[0].steps != 1 || plan.phases[1].steps != 1)
-    throw std::logic_error("plan_steps: a pipelined plan has two phases of one step");
+  if (plan.phases.size() < 2 || plan.phases[0].steps != 1 || plan.phases[1].steps != 1)
+    throw std::logic_error("plan_steps: a pipelined plan starts with two phases of one step");
   const double c = plan.pipeline_chunks;
   const double t1 = round_cost(plan.phases[0], platform, 1 / c, false).total_s();
   const double t2 = round_cost(plan.phases[1], platform, 1 / c, false).total_s();
@@ -496,6 +531,12 @@ std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const PlatformFacts
     steps.push_back({1, 1 / c, false, {1, 2}});
   } else {
     steps.push_back({1, 1.0, true, {0}});
+  }
+  // Phases after the two stages (combine's reduction) run once the pipeline has ended.
+  for (std::size_t i = 2; i < plan.phases.size(); ++i) {
+    std::vector<std::size_t> after = {steps.size() - 1};
+    if (i == 2 && t1 < t2) after = {1, 2};  // stage 1's last chunks and stage 2 end apart
+    steps.push_back({i, 1.0, true, after});
   }
   return steps;
 }

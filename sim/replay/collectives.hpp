@@ -68,7 +68,8 @@ struct CollectivePlan {
   // has ended, and each stage paying its latency once, before its first
   // chunk (later chunks' latency hides behind earlier chunks' bytes, as
   // kernels keep several chunks in flight). plan_steps() says how that
-  // runs with four activities instead of 2 x chunks.
+  // runs with four activities instead of 2 x chunks. Phases after the two
+  // stages (combine's reduction) run once the pipeline has ended.
   std::vector<CollectivePhase> phases;
   std::vector<int> participants;  // NPU indices, ascending
   int pipeline_chunks = 1;
@@ -95,7 +96,11 @@ struct AlltoallvOptions {
 // routes to its own experts do not move. Low-latency sends each source
 // rank's traffic.selections_per_rank selections, split over destinations
 // in proportion to its tokens for them (traffic.tokens counts a token once
-// per destination rank). Throws InputError when pipeline_chunks < 1 or
+// per destination rank). A combine (TaskKind::kCombine) ends with its
+// reduction: a phase "combine reduction" of HBM loopback transfers, at
+// each token's owner the inputs it reads (one per (token, destination
+// rank), its own included; low-latency: one per selection) plus one output
+// per token (traffic.tokens_per_rank), at task.bytes_per_token. Throws InputError when pipeline_chunks < 1 or
 // when low-latency meets traffic without selection counts, and
 // InternalError when the traffic matrix does not match the placement (our
 // builder makes them match).

@@ -53,12 +53,12 @@ DeepEpTokenBytes with_counted_metadata(DeepEpTokenBytes bytes, int top_k) {
 }
 
 DeepEpCountedBytes deepep_counted_bytes(const workloads::TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes,
-                                        DeepEpKernel kernel) {
+                                        DeepEpKernel kernel, bool flat) {
   DeepEpCountedBytes out;
   double counted_tokens = 0;
   if (kernel == DeepEpKernel::kLowLatency) {
     counted_tokens = static_cast<double>(traffic.selections_per_rank) * traffic.ranks;
-  } else if (traffic.nodes() == 1) {
+  } else if (traffic.nodes() == 1 || flat) {
     for (std::int32_t t : traffic.tokens) counted_tokens += t;
   } else {
     double local_node_tokens = 0;

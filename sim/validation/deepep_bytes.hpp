@@ -54,7 +54,9 @@ struct DeepEpCountedBytes {
   double local_node_share = 0;
 };
 // Low-latency: every selection of the rank's tokens (traffic.selections_per_rank), its own rank's included.
+// `flat` (a normal kernel on a supernode, one hop to every rank): tokens
+// received per destination rank at every EP, as in one node.
 DeepEpCountedBytes deepep_counted_bytes(const workloads::TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes,
-                                        DeepEpKernel kernel = DeepEpKernel::kNormal);
+                                        DeepEpKernel kernel = DeepEpKernel::kNormal, bool flat = false);
 
 }  // namespace epsim::sim

@@ -36,15 +36,16 @@ TaskGraph deepep_kernel_graph(const TrafficMatrix& traffic, const DeepEpTokenByt
 
 namespace {
 
-AlltoallAlgorithm algorithm_of(DeepEpKernel kernel) {
-  return kernel == DeepEpKernel::kNormal ? AlltoallAlgorithm::kHierarchical : AlltoallAlgorithm::kLowLatency;
+AlltoallAlgorithm algorithm_of(DeepEpKernel kernel, bool flat) {
+  if (kernel == DeepEpKernel::kLowLatency) return AlltoallAlgorithm::kLowLatency;
+  return flat ? AlltoallAlgorithm::kDirect : AlltoallAlgorithm::kHierarchical;
 }
 
 }  // namespace
 
-ReplayOptions deepep_replay_options(int pipeline_chunks, DeepEpKernel kernel) {
+ReplayOptions deepep_replay_options(int pipeline_chunks, DeepEpKernel kernel, bool flat) {
   ReplayOptions o;
-  o.algorithm = algorithm_of(kernel);
+  o.algorithm = algorithm_of(kernel, flat);
   o.fidelity = Fidelity::kAggregated;
   o.pipeline_chunks = pipeline_chunks;
   o.record_link_spans = false;
@@ -52,10 +53,11 @@ ReplayOptions deepep_replay_options(int pipeline_chunks, DeepEpKernel kernel) {
 }
 
 DeepEpTimes time_deepep_kernels(SimEngine& engine, const LoadedPlatform& platform, const TrafficMatrix& traffic,
-                                const DeepEpTokenBytes& token_bytes, int pipeline_chunks, DeepEpKernel kernel) {
+                                const DeepEpTokenBytes& token_bytes, int pipeline_chunks, DeepEpKernel kernel,
+                                bool flat) {
   const TaskGraph graph = deepep_kernel_graph(traffic, token_bytes);
   const Placement placement = place_ranks(graph.ranks, graph.ranks_per_node, platform.facts);
-  const Timeline t = replay(engine, platform, placement, graph, deepep_replay_options(pipeline_chunks, kernel));
+  const Timeline t = replay(engine, platform, placement, graph, deepep_replay_options(pipeline_chunks, kernel, flat));
   DeepEpTimes out;
   for (const CollectiveSpan& c : t.collectives) {
     const double kernel_s = c.end_s - c.start_s;
@@ -65,17 +67,18 @@ DeepEpTimes time_deepep_kernels(SimEngine& engine, const LoadedPlatform& platfor
 }
 
 DeepEpMovedTokens deepep_moved_tokens(const TrafficMatrix& traffic, const PlatformFacts& platform,
-                                      DeepEpKernel kernel) {
+                                      DeepEpKernel kernel, bool flat) {
   const TaskGraph graph = deepep_kernel_graph(traffic, DeepEpTokenBytes{1, 1, 1, 1});
   const Placement placement = place_ranks(graph.ranks, graph.ranks_per_node, platform);
   AlltoallvOptions o;
-  o.algorithm = algorithm_of(kernel);
+  o.algorithm = algorithm_of(kernel, flat);
   const CollectivePlan plan = plan_alltoallv(graph.tasks[0], traffic, placement, o);
   DeepEpMovedTokens out;
   for (const CollectivePhase& phase : plan.phases)
     for (const Transfer& x : phase.transfers) {
-      const bool network = kernel == DeepEpKernel::kNormal ? phase.name == "inter-node"
-                                                           : platform.npus[x.src_npu].node != platform.npus[x.dst_npu].node;
+      const bool network = flat                               ? false
+                           : kernel == DeepEpKernel::kNormal ? phase.name == "inter-node"
+                                                             : platform.npus[x.src_npu].node != platform.npus[x.dst_npu].node;
       (network ? out.network_tokens_per_rank : out.intra_node_tokens_per_rank) += x.bytes;
     }
   out.network_tokens_per_rank /= traffic.ranks;

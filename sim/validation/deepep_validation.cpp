@@ -84,7 +84,8 @@ class Bench {
         open_(open_platform(spec)),
         engine_(*open_.engine),
         platform_(open_.loaded),
-        token_bytes_(validated_token_bytes(o)) {
+        token_bytes_(validated_token_bytes(o)),
+        flat_(o.kernel == DeepEpKernel::kNormal && is_flat_platform(spec)) {
     for (std::size_t l = 0; l < platform_.facts.links.size(); ++l) link_index_[platform_.facts.links[l].name] = l;
   }
 
@@ -97,6 +98,18 @@ class Bench {
     topology::ClusterSpec s = spec_;
     s.node.link_efficiency = nvlink;
     s.scaleout->nic_efficiency = rdma;
+    set_spec(s);
+  }
+
+  // A flat platform's one parameter (flat_parameter()) at this value.
+  void set_flat_efficiency(double e) {
+    topology::ClusterSpec s = spec_;
+    (s.supernode ? s.supernode->port_efficiency : s.node.link_efficiency) = e;
+    set_spec(s);
+  }
+
+  // The links as the topology derives them from `s`.
+  void set_spec(const topology::ClusterSpec& s) {
     const topology::TopologyGraph topo(s);
     std::map<std::string, double> bandwidth_Bps;
     for (int a = 0; a < topo.npu_count(); ++a)
@@ -122,9 +135,9 @@ class Bench {
     DeepEpRow row;
     row.ep = ep;
     row.internode = traffic.nodes() > 1;
-    row.counted = deepep_counted_bytes(traffic, token_bytes_, o_.kernel);
-    row.moved = deepep_moved_tokens(traffic, platform_.facts, o_.kernel);
-    row.times = time_deepep_kernels(engine_, platform_, traffic, token_bytes_, o_.pipeline_chunks, o_.kernel);
+    row.counted = deepep_counted_bytes(traffic, token_bytes_, o_.kernel, flat_);
+    row.moved = deepep_moved_tokens(traffic, platform_.facts, o_.kernel, flat_);
+    row.times = time_deepep_kernels(engine_, platform_, traffic, token_bytes_, o_.pipeline_chunks, o_.kernel, flat_);
     const DeepEpMeasurement& m = measurement(o_, ep, "EP");
     row.dispatch = {m.dispatch_Bps, m.dispatch_s, row.counted.dispatch_bytes / row.times.dispatch_s,
                     row.times.dispatch_s};
@@ -148,6 +161,7 @@ class Bench {
   SimEngine& engine_;
   LoadedPlatform& platform_;
   DeepEpTokenBytes token_bytes_;
+  bool flat_;
   std::map<std::string, std::size_t> link_index_;
   std::map<int, workloads::TrafficMatrix> cache_;
 };
@@ -186,6 +200,12 @@ double calibrate(Bench& bench, int ep, const std::string& source, const char* li
 }
 
 }  // namespace
+
+bool is_flat_platform(const topology::ClusterSpec& spec) { return spec.supernode || !spec.scaleout; }
+
+const char* flat_parameter(const topology::ClusterSpec& spec) {
+  return spec.supernode ? topology::kPortEfficiencyKey : topology::kLinkEfficiencyKey;
+}
 
 workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions& o, int ep, int gpus_per_node) {
   workloads::WorkloadSpec w;
@@ -257,7 +277,24 @@ DeepEpValidation validation_of(const DeepEpValidationOptions& o, const topology:
   v.options = o;
   v.token_bytes = bench.token_bytes();
   v.nvlink_line_rate_Bps = spec.node.link_bandwidth_Bps;
-  v.nic_line_rate_Bps = spec.scaleout->nic_bandwidth_Bps;
+  v.nic_line_rate_Bps = spec.scaleout ? spec.scaleout->nic_bandwidth_Bps : 0.0;
+  return v;
+}
+
+// Normal kernels on a flat platform: the one-hop exchange, one parameter
+// (flat_parameter()) calibrated on one row's dispatch cell.
+DeepEpValidation run_flat_validation(const DeepEpValidationOptions& o, const topology::ClusterSpec& spec) {
+  const DeepEpMeasurement& cal = calibration_row(o, o.flat_calibration_ep, "flat calibration row");
+  check_size(spec, std::max(*std::max_element(o.eps.begin(), o.eps.end()), cal.ep));
+  Bench bench(o, spec);
+  DeepEpValidation v = validation_of(o, spec, bench);
+  v.flat = true;
+  v.flat_parameter = flat_parameter(spec);
+  v.flat_line_rate_Bps = spec.supernode ? spec.supernode->port_bandwidth_Bps : spec.node.link_bandwidth_Bps;
+  v.intra_node_latency_s = route_latency_s(bench.platform().facts, 0, 1);
+  v.flat_efficiency = calibrate(bench, cal.ep, spec.source, spec.supernode ? "supernode port" : "scale-up link",
+                                v.flat_line_rate_Bps, [&](double e) { bench.set_flat_efficiency(e); });
+  v.rows = run_rows(bench, o, {cal.ep});
   return v;
 }
 
@@ -288,6 +325,17 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
     check_tokens_and_chunks(o);
     return run_low_latency_validation(o, validated_cluster(o));
   }
+  if (o.flat_calibration_ep != 0) {
+    check_tokens_and_chunks(o);
+    const topology::ClusterSpec spec = validated_cluster(o);
+    if (!is_flat_platform(spec))
+      throw InputError(SourceLocation{spec.source}, "scaleout",
+                       fmt::format("the rows calibrate a flat platform's {} (a supernode, or nodes without "
+                                   "[scaleout]); this platform has a scale-out network, whose normal kernel is "
+                                   "the node relay (calibrate node.link_efficiency and scaleout.nic_efficiency)",
+                                   topology::kPortEfficiencyKey));
+    return run_flat_validation(o, spec);
+  }
   if (measurement(o, o.nvlink_calibration_ep, "NVLink calibration row").ep > kGpusPerNode)
     throw InputError({}, "NVLink calibration row", "NVLink calibrates on an intranode row (EP <= 8)");
   if (measurement(o, o.rdma_calibration_ep, "RDMA calibration row").ep <= kGpusPerNode)
@@ -296,9 +344,12 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
   check_tokens_and_chunks(o);
 
   const topology::ClusterSpec spec = validated_cluster(o);
-  if (spec.node.npus != kGpusPerNode || !spec.scaleout)
+  if (spec.node.npus != kGpusPerNode || is_flat_platform(spec))
     throw InputError(SourceLocation{spec.source}, "node.npus",
-                     "DeepEP's rows need 8 GPUs per node and a scale-out network");
+                     fmt::format("the rows are the node relay's (node.link_efficiency and scaleout.nic_efficiency): "
+                                 "they need 8 GPUs per node and a scale-out network; a flat platform (a supernode, "
+                                 "or nodes without [scaleout]) runs the one-hop kernel, whose rows calibrate {}",
+                                 flat_parameter(spec)));
   check_size(spec, std::max(*std::max_element(o.eps.begin(), o.eps.end()), o.rdma_calibration_ep));
   Bench bench(o, spec);
 
@@ -339,7 +390,9 @@ std::string format_deepep_validation_json(const DeepEpValidation& v) {
       {"platform", v.options.platform},
       {"kernels", to_string(v.options.kernel)},
       {"calibrated",
-       ll ? nlohmann::json{{topology::kLowLatencyEfficiencyKey,
+       v.flat ? nlohmann::json{{v.flat_parameter, calibrated(v.flat_efficiency, v.flat_line_rate_Bps,
+                                                            v.options.flat_calibration_ep)}}
+       : ll ? nlohmann::json{{topology::kLowLatencyEfficiencyKey,
                             calibrated(v.low_latency_efficiency, v.nic_line_rate_Bps,
                                        v.options.low_latency_calibration_ep)}}
           : nlohmann::json{{topology::kLinkEfficiencyKey, calibrated(v.nvlink_efficiency, v.nvlink_line_rate_Bps,
@@ -357,6 +410,15 @@ std::string calibrated_platform_toml(const DeepEpValidation& v) {
   apply_overrides(root, o.overrides);
   std::string overrides;
   for (const std::string& a : o.overrides) overrides += " --set " + a;
+  if (v.flat) {
+    apply_override(root, fmt::format("{}={:.17g}", v.flat_parameter, v.flat_efficiency));
+    std::ostringstream text;
+    text << toml::toml_formatter{root};
+    return fmt::format("# Written by `epsim validate`: {}{} with {} = {:.4f} calibrated on the EP{} dispatch row of "
+                       "{} (flat one-hop kernel, docs/validation.md).\n{}\n",
+                       file, overrides, v.flat_parameter, v.flat_efficiency, o.flat_calibration_ep, o.source,
+                       text.str());
+  }
   if (o.kernel == DeepEpKernel::kLowLatency) {
     apply_override(root, fmt::format("{}={:.17g}", topology::kLowLatencyEfficiencyKey, v.low_latency_efficiency));
     std::ostringstream text;
@@ -392,12 +454,26 @@ std::string low_latency_header(const DeepEpValidation& v) {
       v.token_bytes.dispatch_counted, v.token_bytes.combine_counted);
 }
 
+std::string flat_header(const DeepEpValidation& v) {
+  const DeepEpValidationOptions& o = v.options;
+  return fmt::format(
+      "{}: DeepEP normal kernels on {} ({} tokens/rank, hidden {}, {} experts, top-{}, seed {}), a flat platform "
+      "(every rank one hop from every other through the switch), simulated as `epsim run --algorithm direct`: each "
+      "token once per destination rank, the rank's own tokens local, route latency {:.1f} us, combine then reduces "
+      "at each token's owner in HBM\n"
+      "bandwidth = counted bytes per rank (tokens received per destination rank, the rank's own included, {:.0f} B "
+      "dispatch, {:.0f} B combine) / kernel time (GB/s = 1e9 B/s); error = simulated / measured - 1 (on kernel "
+      "time where only the time is measured); scale-up column: message bytes per rank that cross the fabric\n\n",
+      o.source, o.platform, o.tokens_per_rank, o.hidden, o.experts, o.top_k, o.seed, 1e6 * v.intra_node_latency_s,
+      v.token_bytes.dispatch_counted, v.token_bytes.combine_counted);
+}
+
 }  // namespace
 
 std::string format_deepep_validation(const DeepEpValidation& v) {
   const DeepEpValidationOptions& o = v.options;
   const bool ll = o.kernel == DeepEpKernel::kLowLatency;
-  std::string out = ll ? low_latency_header(v) : fmt::format(
+  std::string out = ll ? low_latency_header(v) : v.flat ? flat_header(v) : fmt::format(
       "{}: DeepEP normal kernels on {} ({} tokens/rank, hidden {}, {} experts, top-{}, at most {} nodes per token, "
       "seed {}), simulated as `epsim run`'s hierarchical dispatch/combine: {} pipelined chunks per stage, stage "
       "latency paid once (NVLink {:.1f} us, network {:.1f} us)\n"
@@ -409,7 +485,7 @@ std::string format_deepep_validation(const DeepEpValidation& v) {
       1e6 * v.intra_node_latency_s, 1e6 * v.network_latency_s);
   out += fmt::format("{:<10} {:>3}  {:<8} {:>13} {:>13} {:>11} {:>8} {:>11} {:>13} {:>14} {:>14}\n", "type", "EP",
                      "kernel", "measured GB/s", "simulated GB/s", "measured us", "error", "kernel us",
-                     "counted MB/rank", "NVLink MB/rank", "network MB/rank");
+                     "counted MB/rank", v.flat ? "scale-up MB/rank" : "NVLink MB/rank", "network MB/rank");
   auto figure = [](double v, double scale) { return v > 0 ? fmt::format("{:.1f}", v * scale) : std::string("-"); };
   for (const DeepEpRow& r : v.rows) {
     for (int k = 0; k < 2; ++k) {
@@ -418,7 +494,7 @@ std::string format_deepep_validation(const DeepEpValidation& v) {
       if (!c.measured()) continue;
       const double token_bytes = d ? v.token_bytes.dispatch_moved : v.token_bytes.combine_moved;
       out += fmt::format("{:<10} {:>3}  {:<8} {:>13} {:>14.1f} {:>11} {:>+7.1f}% {:>11.1f} {:>15.2f} {:>14.2f} {:>15.2f}{}\n",
-                         r.internode ? "internode" : "intranode", r.ep, d ? "dispatch" : "combine",
+                         v.flat ? "flat" : r.internode ? "internode" : "intranode", r.ep, d ? "dispatch" : "combine",
                          figure(c.measured_Bps, 1e-9), c.simulated_Bps / 1e9, figure(c.measured_s, 1e6),
                          100.0 * c.error(), 1e6 * c.simulated_s,
                          (d ? r.counted.dispatch_bytes : r.counted.combine_bytes) / 1e6,
@@ -426,6 +502,13 @@ std::string format_deepep_validation(const DeepEpValidation& v) {
                          r.moved.network_tokens_per_rank * token_bytes / 1e6,
                          r.calibration && d ? "  (calibration)" : "");
     }
+  }
+  if (v.flat) {
+    out += fmt::format("\ncalibrated: {} {:.4f} (x {:.0f} GB/s line rate = {:.1f} GB/s per direction) on the EP{} "
+                       "dispatch cell; every other cell is a prediction\n",
+                       v.flat_parameter, v.flat_efficiency, v.flat_line_rate_Bps / 1e9,
+                       v.flat_efficiency * v.flat_line_rate_Bps / 1e9, o.flat_calibration_ep);
+    return out;
   }
   if (ll) {
     out += fmt::format(

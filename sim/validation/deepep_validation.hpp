@@ -9,6 +9,7 @@
 
 #include "sim/validation/deepep_bytes.hpp"
 #include "sim/validation/deepep_kernels.hpp"
+#include "topology/cluster_spec.hpp"
 
 namespace epsim::sim {
 
@@ -47,6 +48,9 @@ struct DeepEpValidationOptions {
   // Low-latency: the row whose dispatch cell calibrates scaleout.low_latency_efficiency
   // (normal rows calibrate the two above, low-latency rows only this one).
   int low_latency_calibration_ep = 0;
+  // Normal kernels on a flat platform (is_flat_platform): the row whose
+  // dispatch cell calibrates flat_parameter(); 0: the platform is not flat.
+  int flat_calibration_ep = 0;
   std::vector<int> eps = {8, 16, 32, 64}; // rows to report (calibration rows are always run)
   int tokens_per_rank = kDeepEpTokensPerRank;  // DeepEP's benchmark settings from here on
   int hidden = 7168;
@@ -92,8 +96,22 @@ struct DeepEpValidation {
   double nvlink_efficiency = 0;  // node.link_efficiency, calibrated
   double rdma_efficiency = 0;    // scaleout.nic_efficiency: calibrated (normal), the platform's (low-latency)
   double low_latency_efficiency = 0;  // scaleout.low_latency_efficiency, calibrated (low-latency only)
+  // Flat normal kernels: the one parameter, its line rate and calibrated value.
+  bool flat = false;
+  std::string flat_parameter;
+  double flat_line_rate_Bps = 0;
+  double flat_efficiency = 0;
   std::vector<DeepEpRow> rows;   // in options.eps order
 };
+
+// A platform where every NPU reaches every other in one hop through one
+// switch: a supernode (CloudMatrix's, Atlas 950's UB), or nodes without a
+// [scaleout] (one node). There the normal kernel is the flat one-hop
+// exchange (no node relay: a relay would only add a hop), its tokens
+// counted per destination rank at every EP, and its one parameter is
+// flat_parameter(): supernode.port_efficiency, else node.link_efficiency.
+bool is_flat_platform(const topology::ClusterSpec& spec);
+const char* flat_parameter(const topology::ClusterSpec& spec);
 
 // DeepEP's benchmark routing for row `ep` (`gpus_per_node` per node): one MoE layer
 // of options.tokens_per_rank tokens per rank, uniform expert weights (its

@@ -10,6 +10,7 @@
 
 #include "core/presets.hpp"
 #include "core/toml_reader.hpp"
+#include "sim/platform/platform_loader.hpp"
 #include "topology/cluster_spec.hpp"
 
 namespace epsim::sim {
@@ -19,9 +20,9 @@ namespace {
 // The model (deepep_bytes.hpp) counts per destination rank in one node and
 // per destination node across nodes, DeepEP normal's NVL and RDMA counts,
 // and per selection for the low-latency kernels.
-std::string model_counting(DeepEpKernel kernel, int ep) {
+std::string model_counting(DeepEpKernel kernel, int ep, bool flat) {
   if (kernel == DeepEpKernel::kLowLatency) return "selection";
-  return ep <= 8 ? "rank" : "node";
+  return ep <= 8 || flat ? "rank" : "node";
 }
 
 workloads::Dtype wire_type(const std::string& name) {
@@ -37,10 +38,14 @@ MeasuredKernel read_kernel(TableReader& t, const char* kernel) {
 
 }  // namespace
 
-const std::vector<std::string>& calibratable_parameters(DeepEpKernel kernel) {
+const std::vector<std::string>& calibratable_parameters(DeepEpKernel kernel, const char* flat) {
   static const std::vector<std::string> normal = {topology::kLinkEfficiencyKey, topology::kNicEfficiencyKey};
   static const std::vector<std::string> low_latency = {topology::kLowLatencyEfficiencyKey};
-  return kernel == DeepEpKernel::kNormal ? normal : low_latency;
+  static const std::vector<std::string> port = {topology::kPortEfficiencyKey};
+  static const std::vector<std::string> link = {topology::kLinkEfficiencyKey};
+  if (kernel == DeepEpKernel::kLowLatency) return low_latency;
+  if (flat == nullptr) return normal;
+  return std::string(flat) == topology::kPortEfficiencyKey ? port : link;
 }
 
 MeasurementFile load_measurement_file(const std::string& path) {
@@ -69,6 +74,9 @@ MeasurementFile load_measurement_file(const std::string& path) {
     }
     set->finish();
   }
+  // The kernel's layout follows the platform (is_flat_platform), so the
+  // rows are checked against the file's platform with its overrides.
+  const PlatformShape platform = check_platform(PlatformRequest{m.platform, m.platform_set});
 
   TableReader shape = root.table("shape");
   m.tokens_per_rank = static_cast<int>(shape.integer("tokens_per_rank", 1, 1 << 20));
@@ -89,11 +97,14 @@ MeasurementFile load_measurement_file(const std::string& path) {
                                                                              : "per destination rank or node"));
   m.metadata = shape.boolean_or("metadata", false);
   shape.finish();
+  if (m.kernel == DeepEpKernel::kNormal && platform.cluster && is_flat_platform(*platform.cluster))
+    m.flat_parameter = flat_parameter(*platform.cluster);
+  const bool flat = !m.flat_parameter.empty();
 
   const toml::node* rows = root.node("row");
   const toml::array* array = rows ? rows->as_array() : nullptr;
   if (!array || !array->is_array_of_tables() || array->empty()) root.fail("row", "expected [[row]] tables");
-  const std::vector<std::string>& known = calibratable_parameters(m.kernel);
+  const std::vector<std::string>& known = calibratable_parameters(m.kernel, flat ? m.flat_parameter.c_str() : nullptr);
   std::vector<const MeasuredRow*> calibrated_by(known.size(), nullptr);
   m.rows.reserve(array->size());
   for (std::size_t i = 0; i < array->size(); ++i) {
@@ -101,7 +112,7 @@ MeasurementFile load_measurement_file(const std::string& path) {
     MeasuredRow r;
     r.at = location_of(*array->get(i));
     r.ep = static_cast<int>(t.integer("ep", 1, 1 << 16));
-    if (m.kernel == DeepEpKernel::kNormal && r.ep > 8 && r.ep % 8 != 0)
+    if (m.kernel == DeepEpKernel::kNormal && !flat && r.ep > 8 && r.ep % 8 != 0)
       t.fail("ep", fmt::format("expected 1..8 or a multiple of 8 GPUs per node, got {}", r.ep));
     r.experts = static_cast<int>(t.integer_or("experts", 0, 1, 1 << 16));
     for (const MeasuredRow& other : m.rows)
@@ -111,12 +122,13 @@ MeasurementFile load_measurement_file(const std::string& path) {
     if (!r.dispatch.given() && !r.combine.given())
       t.fail("ep", "the row has no measured value: give dispatch_GBps, dispatch_us, combine_GBps or combine_us");
     const std::string row_counting = t.choice_or("counting", counting, {"rank", "node", "selection"});
-    if (row_counting != model_counting(m.kernel, r.ep))
+    if (row_counting != model_counting(m.kernel, r.ep, flat))
       t.fail(t.has("counting") ? "counting" : "ep",
              fmt::format("counting \"{}\" at EP{} is not modelled yet (the model counts {})", row_counting, r.ep,
                          m.kernel == DeepEpKernel::kLowLatency ? "per selection"
-                         : r.ep <= 8                          ? "per destination rank in one node"
-                                                              : "per destination node across nodes"));
+                         : flat        ? "per destination rank: the platform is flat, one hop to every rank"
+                         : r.ep <= 8   ? "per destination rank in one node"
+                                       : "per destination node across nodes"));
     if (const toml::node* c = t.node("calibrate")) {
       const toml::array* names = c->as_array();
       if (!names) t.fail("calibrate", "expected an array of parameter names");
@@ -135,7 +147,7 @@ MeasurementFile load_measurement_file(const std::string& path) {
         if (!r.dispatch.given())
           throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
                            "a calibration uses the row's dispatch measurement; give dispatch_GBps or dispatch_us");
-        if (m.kernel == DeepEpKernel::kNormal && (p == 0) != (r.ep <= 8))
+        if (m.kernel == DeepEpKernel::kNormal && !flat && (p == 0) != (r.ep <= 8))
           throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
                            p == 0 ? "node.link_efficiency calibrates on an intranode row (EP <= 8)"
                                   : "scaleout.nic_efficiency calibrates on an internode row (EP > 8)");
@@ -178,6 +190,17 @@ DeepEpValidationOptions validation_options(const MeasurementFile& m) {
       (p == topology::kLinkEfficiencyKey  ? o.nvlink_calibration_ep
        : p == topology::kNicEfficiencyKey ? o.rdma_calibration_ep
                                           : o.low_latency_calibration_ep) = r.ep;
+  }
+  if (!m.flat_parameter.empty()) {
+    for (const MeasuredRow& r : m.rows)
+      if (!r.calibrate.empty()) o.flat_calibration_ep = r.ep;
+    o.nvlink_calibration_ep = o.rdma_calibration_ep = 0;
+    if (o.flat_calibration_ep == 0)
+      throw InputError(SourceLocation{m.path}, "row",
+                       fmt::format("no row calibrates {}: validate calibrates a flat platform's one parameter on "
+                                   "one row",
+                                   m.flat_parameter));
+    return o;
   }
   if (m.kernel == DeepEpKernel::kLowLatency) {
     if (o.low_latency_calibration_ep == 0)

@@ -45,13 +45,17 @@ struct MeasurementFile {
   workloads::Dtype dispatch = workloads::Dtype::kFp8;  // wire types
   workloads::Dtype combine = workloads::Dtype::kBf16;
   bool metadata = false;  // the counted bytes include the top-k indices and weights
+  // Normal kernels on a flat platform (is_flat_platform of the file's
+  // platform with its overrides): the one parameter its rows calibrate; empty otherwise.
+  std::string flat_parameter;
   std::vector<MeasuredRow> rows;
 };
 
 // The parameters a row may calibrate (topology/cluster_spec.hpp): normal
-// kernels node.link_efficiency and scaleout.nic_efficiency, low-latency
+// kernels node.link_efficiency and scaleout.nic_efficiency, or on a flat
+// platform its one parameter `flat` (flat_parameter()); low-latency
 // kernels scaleout.low_latency_efficiency.
-const std::vector<std::string>& calibratable_parameters(DeepEpKernel kernel);
+const std::vector<std::string>& calibratable_parameters(DeepEpKernel kernel, const char* flat = nullptr);
 
 // Reads and checks a measurement file. Throws InputError at the offending
 // key: unknown keys, a kernel or byte count the model does not cover
