@@ -137,8 +137,9 @@ MeasurementFile load_measurement_file(const std::string& path) {
         const auto it = std::find(known.begin(), known.end(), name);
         if (it == known.end())
           throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
-                           fmt::format("unknown parameter \"{}\" for {} kernels: expected \"{}\"", name,
-                                       to_string(m.kernel), fmt::join(known, "\" or \"")));
+                           fmt::format("unknown parameter \"{}\" for {} kernels{}: expected \"{}\"", name,
+                                       to_string(m.kernel), flat ? " on a flat platform" : "",
+                                       fmt::join(known, "\" or \"")));
         const std::size_t p = static_cast<std::size_t>(it - known.begin());
         if (calibrated_by[p])
           throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
