@@ -98,7 +98,7 @@ Command add_validate_command(CLI::App& epsim) {
   CLI::App* app = epsim.add_subcommand(
       "validate", "simulate a measurement file's dispatch/combine rows (default: DeepEP's H800 normal-kernel table)");
   app->add_option("file", state->file, "measurement TOML (docs/validation.md); default validation/deepep-h800-normal.toml");
-  app->add_option("--platform", state->platform, "cluster preset or TOML file instead of the file's (8 GPUs per node)");
+  app->add_option("--platform", state->platform, "cluster preset or TOML file instead of the file's (the same layout: 8 GPUs per node and a [scaleout], or flat)");
   app->add_option("--set", state->overrides, "override one platform key after the file's, e.g. --set scaleout.nic_latency=3us");
   app->add_option("--seed", state->seed, "routing seed")->check(integer_at_least(0))->capture_default_str();
   app->add_option("--tokens", state->tokens_per_rank, "tokens per rank (must be the file's)")->check(integer_at_least(1));
