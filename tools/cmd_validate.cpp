@@ -110,7 +110,7 @@ Command add_validate_command(CLI::App& epsim) {
   app->add_option("-o,--output", state->output, "also write the table to this file");
   app->add_flag("--json", state->json, "print per row and kernel measured/simulated GB/s and us, error, as JSON");
   app->add_option("--write-platform", state->write_platform,
-                  "write the platform TOML with the calibrated node.link_efficiency and scaleout.nic_efficiency");
+                  "write the platform TOML with the calibrated parameters (node.link_efficiency and scaleout.nic_efficiency, supernode.port_efficiency or scaleout.low_latency_efficiency)");
   return Command{app, [state] { return run_validate(*state); }};
 }
 

@@ -124,8 +124,9 @@ workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions&
 
 // Builds the platform in this process's one SimGrid engine, calibrates the
 // two efficiencies (NVLink first, on a row that only uses NVLink) and runs
-// the rows; low-latency rows calibrate scaleout.low_latency_efficiency
-// alone, on any platform with a scale-out network (the shipped file gives
+// the rows; with flat_calibration_ep set (a flat platform) the one-hop
+// kernel calibrates flat_parameter() alone; low-latency rows calibrate
+// scaleout.low_latency_efficiency alone, on any platform with a scale-out network (the shipped file gives
 // every GPU its own node: DeepEP V1's low-latency kernel uses RDMA only). Call once per process. Throws InputError for an unknown row, a
 // calibration row of the wrong kind, tokens per rank other than DeepEP's,
 // a platform too small for the rows or without 8 GPUs per node, bad
@@ -135,8 +136,9 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& options);
 
 // The platform TOML validated (file or preset, with the options'
 // overrides) with node.link_efficiency and scaleout.nic_efficiency set to
-// the calibrated values, and a header comment naming the cells they came
-// from; `epsim run --platform` reads it.
+// the calibrated values (flat: flat_parameter(); low-latency:
+// scaleout.low_latency_efficiency), and a header comment naming the cells
+// they came from; `epsim run --platform` reads it.
 std::string calibrated_platform_toml(const DeepEpValidation& v);
 
 // The same as JSON: `platform`, the line rates and calibrated
