@@ -60,6 +60,11 @@ class NodePatternSampler {
     std::uint64_t experts, ranks;  // masks within the node
   };
   Subset subset(Rng& rng, std::uint32_t random, int size) const;
+  // Draws tokens [0, tokens) of draw_source, all counters in 8-bit lanes
+  // (flushed every kLaneTokens tokens); kTabled: subsets from the table.
+  template <bool kTabled>
+  int draw_tokens(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
+                  std::int32_t* expert_count, NodePatternScratch& scratch) const;
   std::uint64_t ranks_of(std::uint64_t experts) const;
   // Adds the 8-bit lane counters to the rows and clears them.
   void flush(NodePatternScratch& scratch, std::int32_t* rank_row, std::int32_t* expert_count) const;
