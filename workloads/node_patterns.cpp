@@ -90,6 +90,13 @@ NodePatternSampler::NodePatternSampler(int experts, int nodes, int node_limit, i
   }
   patterns_ = AliasTable(p);
   for (int e = 0; e < per_node_; ++e) rank_bit_.push_back(std::uint64_t{1} << (e / experts_per_rank));
+  for (int byte = 0; byte < expert_words_ * 8 && byte * 8 < per_node_; ++byte)
+    for (int b = 0; b < 256; ++b) {
+      std::uint64_t ranks = 0;
+      for (int i = 0; i < 8 && byte * 8 + i < per_node_; ++i)
+        if (b >> i & 1) ranks |= rank_bit_[static_cast<std::size_t>(byte * 8 + i)];
+      rank_byte_.push_back(ranks);
+    }
   if (per_node_ > kMaxTabled) return;
   const std::uint64_t masks = std::uint64_t{1} << per_node_;
   for (int c = 0; c <= per_node_; ++c) {
@@ -101,17 +108,21 @@ NodePatternSampler::NodePatternSampler(int experts, int nodes, int node_limit, i
   }
 }
 
+// One table lookup per byte of the mask: no loop over its bits, whose
+// count varies from token to token.
 std::uint64_t NodePatternSampler::ranks_of(std::uint64_t experts) const {
   std::uint64_t ranks = 0;
-  for (; experts != 0; experts &= experts - 1) ranks |= rank_bit_[static_cast<std::size_t>(__builtin_ctzll(experts))];
+  for (std::size_t byte = 0; byte * 256 < rank_byte_.size(); ++byte)
+    ranks |= rank_byte_[byte * 256 + (experts >> (8 * byte) & 0xff)];
   return ranks;
 }
 
 // A uniform subset of `size` of a node's experts: one table entry picked
 // by `random` (multiply-shift, bias below entries / 2^32), or, for large
 // nodes, distinct uniform experts from `rng` (a repeat redrawn).
-NodePatternSampler::Subset NodePatternSampler::subset(Rng& rng, std::uint32_t random, int size) const {
-  if (per_node_ <= kMaxTabled) {
+template <bool kTabled>
+inline NodePatternSampler::Subset NodePatternSampler::subset(Rng& rng, std::uint32_t random, int size) const {
+  if (kTabled) {
     const auto c = static_cast<std::size_t>(size);
     return subsets_[subset_start_[c] + ((std::uint64_t{random} * subset_size_[c]) >> 32)];
   }
@@ -181,9 +192,6 @@ int NodePatternSampler::draw_tokens(Rng& rng, std::int32_t tokens, std::int32_t*
   const bool rank_is_expert = rank_is_expert_;
   const int* pattern_counts = pattern_counts_.data();
   const int* pattern_reached = pattern_reached_.data();
-  const Subset* subsets = subsets_.data();
-  const std::uint32_t* subset_start = subset_start_.data();
-  const std::uint32_t* subset_size = subset_size_.data();
   const std::uint64_t* byte_lanes = kByteLanes.lanes;
   int most = 0;
   for (std::int32_t token = 0; token < tokens; ++token) {
@@ -199,10 +207,7 @@ int NodePatternSampler::draw_tokens(Rng& rng, std::int32_t tokens, std::int32_t*
       std::swap(order[i], order[j]);
       const auto n = static_cast<std::size_t>(order[i]);
       node_row[n] += count[i] > 0;
-      // A uniform subset of count[i] of the node's experts (as subset()).
-      const auto c = static_cast<std::size_t>(count[i]);
-      const Subset s = kTabled ? subsets[subset_start[c] + ((std::uint64_t{static_cast<std::uint32_t>(random)} * subset_size[c]) >> 32)]
-                               : subset(local, static_cast<std::uint32_t>(random), count[i]);
+      const Subset s = subset<kTabled>(local, static_cast<std::uint32_t>(random), count[i]);
       for (int w = 0; w < rank_words; ++w)
         rank_lanes[n * static_cast<std::size_t>(rank_words) + static_cast<std::size_t>(w)] += byte_lanes[s.ranks >> (8 * w) & 0xff];
       if (rank_is_expert) continue;
