@@ -28,7 +28,7 @@ def read(path):
 
 
 def panel(ax, points, xlabel, log=False):
-    points.sort()
+    points = sorted({p[0]: p for p in reversed(points)}.values())  # one point per x: the first line's
     xs = [p[0] for p in points]
     ys = [p[1] for p in points]
     ax.plot(xs, ys, "o-")
@@ -53,9 +53,9 @@ def main(argv):
     by_layers = [(r["layers"], r["replay_cpu_s"], r["activities"]) for r in rows if r["ep"] == 64 and r["micro_batches"] == 2]
     by_mb = [(r["micro_batches"], r["replay_cpu_s"], r["activities"]) for r in rows if r["ep"] == 64 and r["layers"] == 61]
     fig, axes = plt.subplots(1, 3, figsize=(10, 3.2), dpi=100)
-    panel(axes[0], sorted(set(by_ep)), "EP (NPUs), 61 layers, 2 micro-batches", log=True)
-    panel(axes[1], sorted(set(by_layers)), "layers at EP64")
-    panel(axes[2], sorted(set(by_mb)), "micro-batches at EP64")
+    panel(axes[0], by_ep, "EP (NPUs), 61 layers, 2 micro-batches", log=True)
+    panel(axes[1], by_layers, "layers at EP64")
+    panel(axes[2], by_mb, "micro-batches at EP64")
     axes[0].set_ylabel("replay CPU (s)")
     fig.suptitle("DeepSeek-V3 step on A2: replay CPU seconds (labels: SimGrid activities)", fontsize=9)
     fig.tight_layout()
