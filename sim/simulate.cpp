@@ -58,8 +58,10 @@ Simulation simulate(PlatformShape checked, const workloads::TaskGraph& graph, co
   const topology::ComputeSpec compute = open.shape.cluster ? open.shape.cluster->compute : topology::ComputeSpec{};
   const workloads::TaskGraph calibrated =
       calibrate_compute(graph, compute, loaded.facts, out.placement, out.options.compute_fallback);
-  out.bounds = step_bounds(loaded.facts, out.placement, calibrated, out.options);
-  out.timeline = replay(*open.engine, loaded, out.placement, calibrated, out.options);
+  // The replay first: it plans every collective, and the bounds reuse its plans' bounds.
+  std::vector<double> plan_bounds;
+  out.timeline = replay(*open.engine, loaded, out.placement, calibrated, out.options, &plan_bounds);
+  out.bounds = step_bounds(loaded.facts, out.placement, calibrated, out.options, &plan_bounds);
   out.report = build_report(out.timeline, out.bounds, loaded.facts, out.placement, calibrated, out.options);
   out.report.scenario = scenario;
   if (out.report.scenario.platform.empty()) out.report.scenario.platform = open.shape.source;

@@ -90,6 +90,13 @@ NodePatternSampler::NodePatternSampler(int experts, int nodes, int node_limit, i
   }
   patterns_ = AliasTable(p);
   for (int e = 0; e < per_node_; ++e) rank_bit_.push_back(std::uint64_t{1} << (e / experts_per_rank));
+  for (int byte = 0; byte < expert_words_ * 8 && byte * 8 < per_node_; ++byte)
+    for (int b = 0; b < 256; ++b) {
+      std::uint64_t ranks = 0;
+      for (int i = 0; i < 8 && byte * 8 + i < per_node_; ++i)
+        if (b >> i & 1) ranks |= rank_bit_[static_cast<std::size_t>(byte * 8 + i)];
+      rank_byte_.push_back(ranks);
+    }
   if (per_node_ > kMaxTabled) return;
   const std::uint64_t masks = std::uint64_t{1} << per_node_;
   for (int c = 0; c <= per_node_; ++c) {
@@ -101,17 +108,21 @@ NodePatternSampler::NodePatternSampler(int experts, int nodes, int node_limit, i
   }
 }
 
+// One table lookup per byte of the mask: no loop over its bits, whose
+// count varies from token to token.
 std::uint64_t NodePatternSampler::ranks_of(std::uint64_t experts) const {
   std::uint64_t ranks = 0;
-  for (; experts != 0; experts &= experts - 1) ranks |= rank_bit_[static_cast<std::size_t>(__builtin_ctzll(experts))];
+  for (std::size_t byte = 0; byte * 256 < rank_byte_.size(); ++byte)
+    ranks |= rank_byte_[byte * 256 + (experts >> (8 * byte) & 0xff)];
   return ranks;
 }
 
 // A uniform subset of `size` of a node's experts: one table entry picked
 // by `random` (multiply-shift, bias below entries / 2^32), or, for large
 // nodes, distinct uniform experts from `rng` (a repeat redrawn).
-NodePatternSampler::Subset NodePatternSampler::subset(Rng& rng, std::uint32_t random, int size) const {
-  if (per_node_ <= kMaxTabled) {
+template <bool kTabled>
+inline NodePatternSampler::Subset NodePatternSampler::subset(Rng& rng, std::uint32_t random, int size) const {
+  if (kTabled) {
     const auto c = static_cast<std::size_t>(size);
     return subsets_[subset_start_[c] + ((std::uint64_t{random} * subset_size_[c]) >> 32)];
   }
@@ -144,43 +155,13 @@ void NodePatternSampler::flush(NodePatternScratch& scratch, std::int32_t* rank_r
 
 int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                                     std::int32_t* expert_count, NodePatternScratch& scratch) const {
-  // Distinct uniform nodes by a partial Fisher-Yates shuffle of a
-  // permutation kept across tokens: whatever order it is left in, the
-  // first node_limit entries after the swaps are a uniform ordered tuple of
-  // distinct nodes, with no repeats to redraw. Every token makes all
-  // node_limit steps (a pattern's missing nodes have 0 experts), so the
-  // loop has no data-dependent branches.
   const auto nodes = static_cast<std::size_t>(nodes_);
   scratch.order.resize(nodes);
   std::iota(scratch.order.begin(), scratch.order.end(), 0);
   scratch.expert_lanes.assign(rank_is_expert_ ? 0 : nodes * static_cast<std::size_t>(expert_words_), 0);
   scratch.rank_lanes.assign(nodes * static_cast<std::size_t>(rank_words_), 0);
-  int* order = scratch.order.data();
-  std::uint64_t* expert_lanes = scratch.expert_lanes.data();
-  std::uint64_t* rank_lanes = scratch.rank_lanes.data();
-  int most = 0;
-  HalfWords bits;
-  for (std::int32_t token = 0; token < tokens; ++token) {
-    if (token % kLaneTokens == 0 && token > 0) flush(scratch, rank_row, expert_count);
-    const auto p = static_cast<std::size_t>(patterns_.draw32(bits.next(rng)));
-    const int* count = &pattern_counts_[p * static_cast<std::size_t>(node_limit_)];
-    most = std::max(most, pattern_reached_[p]);
-    for (int i = 0; i < node_limit_; ++i) {
-      const std::uint64_t random = rng.next();
-      // One of the nodes_ - i not yet taken: multiply-shift of the high half (bias below nodes / 2^32).
-      const auto j = static_cast<std::size_t>(i) +
-                     static_cast<std::size_t>(((random >> 32) * static_cast<std::uint64_t>(nodes_ - i)) >> 32);
-      std::swap(order[i], order[j]);
-      const auto n = static_cast<std::size_t>(order[i]);
-      node_row[n] += count[i] > 0;
-      const Subset s = subset(rng, static_cast<std::uint32_t>(random), count[i]);
-      for (int w = 0; w < rank_words_; ++w)
-        rank_lanes[n * static_cast<std::size_t>(rank_words_) + static_cast<std::size_t>(w)] += kByteLanes.lanes[s.ranks >> (8 * w) & 0xff];
-      if (rank_is_expert_) continue;
-      for (int w = 0; w < expert_words_; ++w)
-        expert_lanes[n * static_cast<std::size_t>(expert_words_) + static_cast<std::size_t>(w)] += kByteLanes.lanes[s.experts >> (8 * w) & 0xff];
-    }
-  }
+  const int most = per_node_ <= kMaxTabled ? draw_tokens<true>(rng, tokens, rank_row, node_row, expert_count, scratch)
+                                           : draw_tokens<false>(rng, tokens, rank_row, node_row, expert_count, scratch);
   flush(scratch, rank_row, expert_count);
   // One expert per rank: the rank counts were the expert counts (rank_row
   // starts at 0 for each source).
@@ -188,6 +169,53 @@ int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t*
     const std::size_t experts = nodes * static_cast<std::size_t>(per_node_);
     for (std::size_t e = 0; e < experts; ++e) expert_count[e] += rank_row[e];
   }
+  return most;
+}
+
+template <bool kTabled>
+int NodePatternSampler::draw_tokens(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
+                                    std::int32_t* expert_count, NodePatternScratch& scratch) const {
+  // Distinct uniform nodes by a partial Fisher-Yates shuffle of a
+  // permutation kept across tokens: whatever order it is left in, the
+  // first node_limit entries after the swaps are a uniform ordered tuple of
+  // distinct nodes, with no repeats to redraw. Every token makes all
+  // node_limit steps (a pattern's missing nodes have 0 experts), so the
+  // loop has no data-dependent branches. The generator and every table are
+  // held in locals: through members or the caller's Rng the compiler must
+  // reload them after each store to a counter (it cannot rule out aliasing).
+  Rng local = rng;
+  HalfWords bits;
+  int* order = scratch.order.data();
+  std::uint64_t* expert_lanes = scratch.expert_lanes.data();
+  std::uint64_t* rank_lanes = scratch.rank_lanes.data();
+  const int nodes = nodes_, node_limit = node_limit_, rank_words = rank_words_, expert_words = expert_words_;
+  const bool rank_is_expert = rank_is_expert_;
+  const int* pattern_counts = pattern_counts_.data();
+  const int* pattern_reached = pattern_reached_.data();
+  const std::uint64_t* byte_lanes = kByteLanes.lanes;
+  int most = 0;
+  for (std::int32_t token = 0; token < tokens; ++token) {
+    if (token % kLaneTokens == 0 && token > 0) flush(scratch, rank_row, expert_count);
+    const auto p = static_cast<std::size_t>(patterns_.draw32(bits.next(local)));
+    const int* count = &pattern_counts[p * static_cast<std::size_t>(node_limit)];
+    most = std::max(most, pattern_reached[p]);
+    for (int i = 0; i < node_limit; ++i) {
+      const std::uint64_t random = local.next();
+      // One of the nodes - i not yet taken: multiply-shift of the high half (bias below nodes / 2^32).
+      const auto j = static_cast<std::size_t>(i) +
+                     static_cast<std::size_t>(((random >> 32) * static_cast<std::uint64_t>(nodes - i)) >> 32);
+      std::swap(order[i], order[j]);
+      const auto n = static_cast<std::size_t>(order[i]);
+      node_row[n] += count[i] > 0;
+      const Subset s = subset<kTabled>(local, static_cast<std::uint32_t>(random), count[i]);
+      for (int w = 0; w < rank_words; ++w)
+        rank_lanes[n * static_cast<std::size_t>(rank_words) + static_cast<std::size_t>(w)] += byte_lanes[s.ranks >> (8 * w) & 0xff];
+      if (rank_is_expert) continue;
+      for (int w = 0; w < expert_words; ++w)
+        expert_lanes[n * static_cast<std::size_t>(expert_words) + static_cast<std::size_t>(w)] += byte_lanes[s.experts >> (8 * w) & 0xff];
+    }
+  }
+  rng = local;
   return most;
 }
 

@@ -59,7 +59,14 @@ class NodePatternSampler {
   struct Subset {
     std::uint64_t experts, ranks;  // masks within the node
   };
+  // Inlined into the token loop, so the generator stays in registers.
+  template <bool kTabled>
   Subset subset(Rng& rng, std::uint32_t random, int size) const;
+  // Draws tokens [0, tokens) of draw_source, all counters in 8-bit lanes
+  // (flushed every kLaneTokens tokens); kTabled: subsets from the table.
+  template <bool kTabled>
+  int draw_tokens(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
+                  std::int32_t* expert_count, NodePatternScratch& scratch) const;
   std::uint64_t ranks_of(std::uint64_t experts) const;
   // Adds the 8-bit lane counters to the rows and clears them.
   void flush(NodePatternScratch& scratch, std::int32_t* rank_row, std::int32_t* expert_count) const;
@@ -73,6 +80,7 @@ class NodePatternSampler {
   std::vector<std::uint32_t> subset_start_, subset_size_;  // per subset size c (tabled nodes)
   std::vector<Subset> subsets_;  // grouped by size
   std::vector<std::uint64_t> rank_bit_;  // per expert of a node: the bit of its rank in the node
+  std::vector<std::uint64_t> rank_byte_;  // [byte * 256 + b]: ranks of the experts of b at that byte of a node's mask
 };
 
 }  // namespace epsim::workloads

@@ -29,12 +29,6 @@ void RouteTable::resolve(int src, int dst) const {
   const_cast<RouteTable*>(this)->set(src, dst, scratch_, latency_s);
 }
 
-std::pair<const int*, const int*> RouteTable::links(int src, int dst) const {
-  resolve(src, dst);
-  std::size_t i = index(src, dst);
-  return {links_.data() + begin_[i], links_.data() + end_[i]};
-}
-
 double RouteTable::latency_s(int src, int dst) const {
   resolve(src, dst);
   return latency_s_[index(src, dst)];

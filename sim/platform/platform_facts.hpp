@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,12 @@ class RouteTable {
   explicit RouteTable(int npus, Resolver resolver = {});
   void set(int src, int dst, const std::vector<int>& links, double latency_s);
   // Links of the route src -> dst; valid until the next route is added.
-  std::pair<const int*, const int*> links(int src, int dst) const;
+  // Inline: the collectives' plans and costs call it per transfer.
+  std::pair<const int*, const int*> links(int src, int dst) const {
+    const std::size_t i = index(src, dst);
+    if (begin_[i] < 0) resolve(src, dst);
+    return {links_.data() + begin_[i], links_.data() + end_[i]};
+  }
   double latency_s(int src, int dst) const;
   int npus() const { return npus_; }
 

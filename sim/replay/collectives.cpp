@@ -467,23 +467,29 @@ double route_latency_s(const PlatformFacts& platform, int src, int dst) {
 
 RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform, double share, bool latency) {
   const double scale = share * (phase.per_step ? 1.0 : static_cast<double>(phase.steps));
+  // Per transfer, the route's links are visited once: its latency (summed
+  // in route order, as route_latency_s does) and its loads. The largest
+  // single transfers matter only when each transfer is its own activity.
+  const bool per_transfer = phase.per_transfer;
   std::vector<double> load(platform.links.size(), 0.0);
-  std::vector<double> fat(platform.links.size(), 0.0);  // largest single transfer on a FATPIPE link
+  std::vector<double> fat(per_transfer ? platform.links.size() : 0, 0.0);  // largest single transfer on a FATPIPE link
   double max_latency_s = 0;
   double min_latency_s = std::numeric_limits<double>::infinity();
   double worst_transfer_s = 0;  // one transfer alone: latency + bytes / bottleneck
   for (const Transfer& t : phase.transfers) {
     const double bytes = t.bytes * scale;
-    const double latency_s = latency ? route_latency_s(platform, t.src_npu, t.dst_npu) : 0.0;
-    max_latency_s = std::max(max_latency_s, latency_s);
-    min_latency_s = std::min(min_latency_s, latency_s);
+    double latency_s = 0;
     double slowest_s = 0;
     auto [first, last] = platform.routes.links(t.src_npu, t.dst_npu);
     for (const int* l = first; l != last; ++l) {
+      if (latency) latency_s += platform.links[*l].latency_s;
       load[*l] += bytes;
+      if (!per_transfer) continue;
       fat[*l] = std::max(fat[*l], bytes);
       slowest_s = std::max(slowest_s, bytes / platform.links[*l].bandwidth_Bps);
     }
+    max_latency_s = std::max(max_latency_s, latency_s);
+    min_latency_s = std::min(min_latency_s, latency_s);
     worst_transfer_s = std::max(worst_transfer_s, latency_s + slowest_s);
   }
   if (phase.transfers.empty()) return {};
@@ -496,7 +502,7 @@ RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform
   for (std::size_t l = 0; l < load.size(); ++l) {
     // One parallel task charges a FATPIPE link with the sum of its own
     // transfers (they are one variable); separate transfers share it freely.
-    const double bytes = (platform.links[l].shared || !phase.per_transfer) ? load[l] : fat[l];
+    const double bytes = (platform.links[l].shared || !per_transfer) ? load[l] : fat[l];
     link_s = std::max(link_s, bytes / platform.links[l].bandwidth_Bps);
   }
   if (!phase.per_transfer) return {max_latency_s, link_s};
@@ -542,7 +548,10 @@ std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const PlatformFacts
 }
 
 double plan_bound_s(const CollectivePlan& plan, const PlatformFacts& platform) {
-  const std::vector<PlanStep> steps = plan_steps(plan, platform);
+  return plan_bound_s(plan, plan_steps(plan, platform), platform);
+}
+
+double plan_bound_s(const CollectivePlan& plan, const std::vector<PlanStep>& steps, const PlatformFacts& platform) {
   std::vector<double> finish_s(steps.size(), 0.0);
   double end_s = 0;
   for (std::size_t i = 0; i < steps.size(); ++i) {

@@ -193,6 +193,8 @@ std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const PlatformFacts
 // costs (one after the other: the sum of rounds x round cost; pipelined:
 // the chunk-by-chunk flow shop's makespan, tested).
 double plan_bound_s(const CollectivePlan& plan, const PlatformFacts& platform);
+// The same for `steps` = plan_steps(plan, platform), which the replay has made already.
+double plan_bound_s(const CollectivePlan& plan, const std::vector<PlanStep>& steps, const PlatformFacts& platform);
 
 // Bytes each link carries over the whole plan, added to `link_bytes` (size = links).
 void add_link_bytes(const CollectivePlan& plan, const PlatformFacts& platform, std::vector<double>& link_bytes);

@@ -99,7 +99,7 @@ namespace {
 class Driver {
  public:
   Driver(const LoadedPlatform& platform, const Placement& placement, const TaskGraph& graph,
-         const ReplayOptions& options)
+         const ReplayOptions& options, std::vector<double>* plan_bounds)
       : platform_(platform.facts),
         hosts_(platform.hosts),
         placement_(placement),
@@ -113,7 +113,9 @@ class Driver {
         busy_(order_.size(), false),
         compute_ready_(graph.ranks),
         entered_s_(graph.tasks.size()),
-        in_worklist_(graph.ranks, false) {
+        in_worklist_(graph.ranks, false),
+        plan_bounds_(plan_bounds) {
+    if (plan_bounds_ != nullptr) plan_bounds_->assign(graph.tasks.size(), -1.0);
     timeline_.link_bytes.assign(platform_.links.size(), 0.0);
     check_graph();
     for (const Task& t : graph_.tasks) {
@@ -451,6 +453,8 @@ class Driver {
     run.plan = plan_collective(task, graph_, placement_, options_.all_reduce, *options_.exact_ring_steps,
                                alltoallv_options(options_));
     run.steps = plan_steps(run.plan, platform_);
+    if (plan_bounds_ != nullptr)
+      (*plan_bounds_)[static_cast<std::size_t>(t)] = plan_bound_s(run.plan, run.steps, platform_);
     // The solver stand-ins assume the only collectives that can run beside a
     // dispatch/combine are the ones note_contender saw; concurrent pipeline
     // stages would add other dispatches, so with stages the plan runs as planned.
@@ -641,6 +645,7 @@ class Driver {
   std::size_t delayed_seq_ = 0;
   double t0_s_ = 0;               // engine clock when the replay began
   std::size_t finished_ = 0;
+  std::vector<double>* plan_bounds_;  // optional: per task, its plan's bound
   Timeline timeline_;
 };
 
@@ -672,9 +677,9 @@ class ZeroLinkLatencies {
 }  // namespace
 
 Timeline replay(SimEngine& engine, const LoadedPlatform& platform, const Placement& placement,
-                const TaskGraph& graph, const ReplayOptions& options) {
+                const TaskGraph& graph, const ReplayOptions& options, std::vector<double>* plan_bounds) {
   const ReplayOptions resolved = resolve(options, platform.facts, placement);
-  Driver driver(platform, placement, graph, resolved);
+  Driver driver(platform, placement, graph, resolved, plan_bounds);
   const ZeroLinkLatencies zero_latencies(engine.engine());
   std::exception_ptr failure;
   s4u::Actor::create("epsim-replay", platform.hosts.front(), [&driver, &failure] {

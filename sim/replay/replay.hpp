@@ -85,7 +85,10 @@ AlltoallvOptions alltoallv_options(const ReplayOptions& resolved);
 // a graph breaking that contract (ids, dependencies, per-rank vectors,
 // traffic indices) or a replay that stalls is a bug, InternalError. A SimGrid
 // failure mid-run is std::runtime_error naming the task.
+// With `plan_bounds`: per task, the plan_bound_s of each collective's plan
+// as the replay made it (-1 for compute tasks), for step_bounds() to reuse.
 Timeline replay(SimEngine& engine, const LoadedPlatform& platform, const Placement& placement,
-                const workloads::TaskGraph& graph, const ReplayOptions& options);
+                const workloads::TaskGraph& graph, const ReplayOptions& options,
+                std::vector<double>* plan_bounds = nullptr);
 
 }  // namespace epsim::sim

@@ -17,7 +17,7 @@ double roofline_s(const NpuFacts& npu, workloads::Dtype dtype, double flops, dou
 }
 
 StepBounds step_bounds(const PlatformFacts& platform, const Placement& placement, const workloads::TaskGraph& graph,
-                       const ReplayOptions& options) {
+                       const ReplayOptions& options, const std::vector<double>* plan_bounds) {
   const int ranks = graph.ranks;
   const std::size_t tasks = graph.tasks.size();
   StepBounds b;
@@ -47,9 +47,12 @@ StepBounds step_bounds(const PlatformFacts& platform, const Placement& placement
       }
       continue;
     }
-    const CollectivePlan plan = plan_collective(t, graph, placement, options.all_reduce, *options.exact_ring_steps,
-                                                alltoallv_options(options));
-    const double s = plan_bound_s(plan, platform);
+    const bool known = plan_bounds != nullptr && static_cast<std::size_t>(t.id) < plan_bounds->size() &&
+                       (*plan_bounds)[static_cast<std::size_t>(t.id)] >= 0;
+    const double s = known ? (*plan_bounds)[static_cast<std::size_t>(t.id)]
+                           : plan_bound_s(plan_collective(t, graph, placement, options.all_reduce,
+                                                          *options.exact_ring_steps, alltoallv_options(options)),
+                                          platform);
     b.task_s[t.id] = s;
     const std::vector<bool> joins = graph.members(t);
     double start = 0;

@@ -34,7 +34,10 @@ double roofline_s(const NpuFacts& npu, workloads::Dtype dtype, double flops, dou
 // `options` must be resolved (resolve()). Under kSerial rank_streams_s is
 // compute + all communication of a rank; under kOverlap the largest of its
 // compute, EP and DP stream sums.
+// `plan_bounds`, when given: per task, a collective's plan_bound_s as the
+// replay found it (replay()'s plan_bounds; < 0 where unknown), so that
+// collectives are not planned twice; the same figures either way.
 StepBounds step_bounds(const PlatformFacts& platform, const Placement& placement, const workloads::TaskGraph& graph,
-                       const ReplayOptions& options);
+                       const ReplayOptions& options, const std::vector<double>* plan_bounds = nullptr);
 
 }  // namespace epsim::sim
