@@ -24,6 +24,8 @@ namespace fs = std::filesystem;
 
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;     // channels, vocab, FFN sizes
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 30;  // tokens fit TrafficMatrix's int32
+// Tokens of one micro-batch: 4096 x DeepSeek-V3's one 4096-token sequence.
+constexpr std::int64_t kMaxMicroBatchTokens = std::int64_t{1} << 24;
 
 Dtype to_dtype(const std::string& name) {
   if (name == "fp8") return Dtype::kFp8;
@@ -157,9 +159,10 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
 
   p.micro_batch = t.integer_or("micro_batch", 1, 1, kMaxTokens);
   p.sequence_length = t.integer("sequence_length", 1, kMaxTokens);
-  if (p.micro_batch * p.sequence_length > kMaxTokens)
-    t.fail("micro_batch", fmt::format("micro_batch x sequence_length = {} x {} tokens per rank exceeds {}",
-                                      p.micro_batch, p.sequence_length, kMaxTokens));
+  if (p.micro_batch * p.sequence_length > kMaxMicroBatchTokens)
+    t.fail("micro_batch", fmt::format("micro_batch x sequence_length = {} x {} tokens per micro-batch exceeds {} "
+                                      "(the sampler draws every token of every layer: minutes beyond that)",
+                                      p.micro_batch, p.sequence_length, kMaxMicroBatchTokens));
   // Sequence parallelism: each TP rank holds (and routes) 1/tp of the tokens.
   if (p.micro_batch * p.sequence_length % p.tp != 0)
     t.fail("tp", fmt::format("must divide the micro-batch's micro_batch x sequence_length = {} tokens (sequence "
