@@ -16,6 +16,9 @@ namespace epsim::sim {
 
 namespace {
 
+// Model chunks a pipeline stage holds: vpp, or DualPipe's two (slices s and pp-1-s).
+int stage_chunks(const Scenario& sc) { return sc.pipeline_schedule == "dualpipe" ? 2 : sc.vpp; }
+
 // A duration with a unit picked by magnitude.
 std::string time_text(double s) {
   // A difference of equal sums can land a rounding error below zero: print
@@ -240,7 +243,7 @@ std::string format_table(const Report& r) {
                        sc.global_batch, sc.sequence_length, sc.micro_batches, sc.micro_batches == 1 ? "" : "es",
                        sc.micro_batch, sc.micro_batch == 1 ? "" : "s",
                        sc.pp > 1 ? fmt::format(", pipeline schedule {} ({} chunk{} per stage)", sc.pipeline_schedule,
-                                               sc.vpp, sc.vpp == 1 ? "" : "s")
+                                               stage_chunks(sc), stage_chunks(sc) == 1 ? "" : "s")
                                  : std::string());
   if (!sc.overrides.empty()) {
     out += "  overrides ";
