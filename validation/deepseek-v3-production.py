@@ -12,9 +12,11 @@ The reduction (docs/validation.md says where it is exact and where not):
     micro-batches each further pair (one per direction, one more steady-state
     iteration) adds the same time, so T(M) = T(m0) + (M - m0) / 2 x (T(m0 + 2) - T(m0)).
 
-Usage: deepseek-v3-production.py EPSIM [--schedule dualpipe|1f1b]... [--check]
-Prints one line per schedule; --check exits 1 unless DualPipe is within
-+-15 % of 1,543 tokens/s/GPU and every other schedule given is slower.
+Usage: deepseek-v3-production.py EPSIM [--schedule dualpipe|1f1b[/no-grad-overlap]]... [--check]
+Prints one line per schedule (/no-grad-overlap: parallel.overlap_grad_reduce
+= false, the gradient buckets reduced after the whole backward); --check
+exits 1 unless DualPipe is within +-15 % of 1,543 tokens/s/GPU and every
+other schedule given is slower.
 """
 import json
 import os
@@ -35,13 +37,18 @@ def layout():
     return {"pp": p["pp"], "ep": p["ep"], "dp": p["dp"], "micro_batches": p["micro_batches"]}
 
 
-def run(epsim, lay, schedule, micro_batches):
+def run(epsim, lay, config, micro_batches):
+    # "1f1b/no-grad-overlap": 1F1B with the gradient buckets reduced after the whole backward.
+    schedule, _, variant = config.partition("/")
+    extra = ["--set", "parallel.overlap_grad_reduce=false"] if variant == "no-grad-overlap" else []
+    if variant not in ("", "no-grad-overlap"):
+        raise SystemExit(f"deepseek-v3-production.py: error: unknown variant /{variant} (only /no-grad-overlap)")
     dp = lay["ep"]  # one EP group per stage
     nodes = lay["pp"] * dp // 8
     cmd = [epsim, "run", "--json", "--platform", "h800", "--workload", "deepseek-v3-production",
            "--set", f"platform.node.count={nodes}", "--set", f"parallel.dp={dp}",
            "--set", f"parallel.micro_batches={micro_batches}",
-           "--set", f'parallel.schedule="{schedule}"']
+           "--set", f'parallel.schedule="{schedule}"'] + extra
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -72,7 +79,8 @@ def predict(epsim, lay, schedule):
 
 def main(argv):
     if len(argv) < 2:
-        sys.stderr.write("usage: deepseek-v3-production.py EPSIM [--schedule dualpipe|1f1b]... [--check]\n")
+        sys.stderr.write("usage: deepseek-v3-production.py EPSIM [--schedule dualpipe|1f1b[/no-grad-overlap]]... "
+                         "[--check]\n")
         return 2
     epsim, schedules, check = argv[1], [], False
     i = 2
