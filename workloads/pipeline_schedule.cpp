@@ -1,5 +1,6 @@
 // 1F1B and interleaved 1F1B pass orders, as Megatron-Core's
-// forward_backward_pipelining_{without,with}_interleaving order them.
+// forward_backward_pipelining_{without,with}_interleaving order them, and
+// DualPipe's, as the eight phases of deepseek-ai/DualPipe's step() order it.
 #include "workloads/pipeline_schedule.hpp"
 
 #include <algorithm>
@@ -18,9 +19,58 @@ PipelinePass virtual_pass(int k, bool forward, int s, int pp, int vpp) {
   return {forward, group * pp + in_group % pp, local_chunk * pp + s};
 }
 
+// Stage s's DualPipe passes. Its local phase 0 is the direction whose
+// micro-batches reach it first along its half of the pipeline (direction
+// 0 on the first half of the stages, 1 on the second), phase 1 the other.
+std::vector<PipelinePass> dualpipe_stage(int s, int pp, int micro_batches) {
+  const int half = pp / 2, h = std::min(s, pp - 1 - s), per_direction = micro_batches / 2;
+  const int flip = s >= half ? 1 : 0;
+  int forwards[2] = {0, 0}, backwards[2] = {0, 0};  // passes listed so far, per direction
+  std::vector<PipelinePass> order;
+  const auto pass = [&](bool forward, int phase, bool paired) {
+    const int d = phase ^ flip;
+    const int position = d == 0 ? s : pp - 1 - s;
+    int& n = forward ? forwards[d] : backwards[d];
+    order.push_back({forward, d * per_direction + n++, d * pp + position, paired});
+  };
+  const auto f = [&](int phase) { pass(true, phase, false); };
+  const auto b = [&](int phase) { pass(false, phase, false); };
+  const auto fb = [&](int forward_phase) {  // F of one phase overlapped with B of the other
+    pass(true, forward_phase, true);
+    pass(false, 1 - forward_phase, false);
+  };
+  for (int i = 0; i < 2 * (half - h - 1); ++i) f(0);
+  for (int i = 0; i < h + 1; ++i) f(0), f(1);
+  for (int i = 0; i < half - h - 1; ++i) b(1), f(1);
+  for (int i = 0; i < per_direction - pp + h + 1; ++i) fb(0), fb(1);
+  for (int i = 0; i < half - h - 1; ++i) b(1), fb(1);
+  for (int i = 0; i < h + 1; ++i) b(1), b(0);
+  for (int i = 0; i < half - h - 1; ++i) b(0);
+  return order;
+}
+
 }  // namespace
 
+int pipeline_chunks(PipelineSchedule schedule, int pp, int vpp) {
+  if (schedule == PipelineSchedule::kDualPipe) return 2 * pp;
+  return pp * (schedule == PipelineSchedule::kInterleaved ? vpp : 1);
+}
+
+int chunk_stage(PipelineSchedule schedule, int pp, int chunk) {
+  if (schedule == PipelineSchedule::kDualPipe && chunk >= pp) return 2 * pp - 1 - chunk;
+  return chunk % pp;
+}
+
+int chunk_position(PipelineSchedule schedule, int pp, int chunk) {
+  return schedule == PipelineSchedule::kDualPipe ? chunk % pp : chunk;
+}
+
 std::vector<std::vector<PipelinePass>> pipeline_order(PipelineSchedule schedule, int pp, int vpp, int micro_batches) {
+  if (schedule == PipelineSchedule::kDualPipe) {
+    std::vector<std::vector<PipelinePass>> out;
+    for (int s = 0; s < pp; ++s) out.push_back(dualpipe_stage(s, pp, micro_batches));
+    return out;
+  }
   if (schedule != PipelineSchedule::kInterleaved) vpp = 1;
   std::vector<std::vector<PipelinePass>> out(static_cast<std::size_t>(pp));
   const int total = micro_batches * vpp;

@@ -61,15 +61,39 @@ class Builder {
   // pass waiting for the stage's previous one; passes are listed as the
   // stages could run them (a pass once its input from the neighbouring
   // stage is listed), so every rank's in-order streams see them in order.
+  // A DualPipe pair (a forward and a backward of two micro-batches) waits
+  // for both inputs and lists the two passes layer by layer, neither
+  // waiting for the other, so one's all-to-all overlaps the other's
+  // compute; both outputs are sent when the pair is done.
   TaskGraph build_pipeline() {
     const ParallelSpec& p = w_.parallel;
-    const int chunks = p.pp * (p.schedule == PipelineSchedule::kInterleaved ? p.vpp : 1);
-    split_ = split_layers(w_.model.layers, p.pp, chunks / p.pp, p.first_stage_layers, p.last_stage_layers);
+    const int chunks = pipeline_chunks(p.schedule, p.pp, p.vpp);
+    split_ = chunk_split();
     p2p_traffic_ = add_p2p_traffic();
     const auto order = pipeline_order(p.schedule, p.pp, p.vpp, p.micro_batches);
     const auto cell = [&](int chunk, int mb) { return static_cast<std::size_t>(chunk) * p.micro_batches + mb; };
     std::vector<TaskId> sent_forward(static_cast<std::size_t>(chunks) * p.micro_batches, -1);
     std::vector<TaskId> sent_backward(sent_forward.size(), -1);
+    // A pass's input from the neighbouring stage, if it needs one: the
+    // previous slice's activations or the next slice's gradients; false
+    // while that is not listed yet.
+    const auto input = [&](const PipelinePass& pass, std::vector<TaskId>& in) {
+      const int c = pass.chunk, mb = pass.micro_batch;
+      if (pass.forward && !is_first_chunk(c)) {
+        if (sent_forward[cell(c - 1, mb)] < 0) return false;
+        in.push_back(sent_forward[cell(c - 1, mb)]);
+      }
+      if (!pass.forward && !is_last_chunk(c)) {
+        if (sent_backward[cell(c + 1, mb)] < 0) return false;
+        in.push_back(sent_backward[cell(c + 1, mb)]);
+      }
+      return true;
+    };
+    const auto send = [&](const PipelinePass& pass, const std::vector<TaskId>& out) {
+      const int c = pass.chunk, mb = pass.micro_batch;
+      if (pass.forward && !is_last_chunk(c)) sent_forward[cell(c, mb)] = p2p(Phase::kForward, c, c + 1, mb, out);
+      if (!pass.forward && !is_first_chunk(c)) sent_backward[cell(c, mb)] = p2p(Phase::kBackward, c, c - 1, mb, out);
+    };
     std::vector<std::vector<TaskId>> stage_tail(static_cast<std::size_t>(p.pp));
     std::vector<std::size_t> next(static_cast<std::size_t>(p.pp), 0);
     std::size_t left = 0;
@@ -79,21 +103,27 @@ class Builder {
       for (int s = 0; s < p.pp; ++s) {
         const auto& passes = order[static_cast<std::size_t>(s)];
         auto& tail = stage_tail[static_cast<std::size_t>(s)];
-        for (std::size_t& i = next[static_cast<std::size_t>(s)]; i < passes.size(); ++i, --left, listed = true) {
+        std::size_t& i = next[static_cast<std::size_t>(s)];
+        while (i < passes.size()) {
           const PipelinePass& pass = passes[i];
-          const int c = pass.chunk, mb = pass.micro_batch;
           std::vector<TaskId> in = tail;
-          if (pass.forward && c > 0) {
-            if (sent_forward[cell(c - 1, mb)] < 0) break;
-            in.push_back(sent_forward[cell(c - 1, mb)]);
+          if (!input(pass, in)) break;
+          if (!pass.paired) {
+            tail = run_pass(pass, s, std::move(in));
+            send(pass, tail);
+            i += 1, left -= 1, listed = true;
+            continue;
           }
-          if (!pass.forward && c < chunks - 1) {
-            if (sent_backward[cell(c + 1, mb)] < 0) break;
-            in.push_back(sent_backward[cell(c + 1, mb)]);
-          }
-          tail = pass.forward ? forward_chunk(c, mb, s, in) : backward_chunk(c, mb, s, in);
-          if (pass.forward && c < chunks - 1) sent_forward[cell(c, mb)] = p2p(Phase::kForward, c, c + 1, mb, tail);
-          if (!pass.forward && c > 0) sent_backward[cell(c, mb)] = p2p(Phase::kBackward, c, c - 1, mb, tail);
+          const PipelinePass& other = passes[i + 1];
+          std::vector<TaskId> other_in = tail;
+          if (!input(other, other_in)) break;
+          // Both outputs leave when the pair ends (DualPipe sends after the overlapped pair).
+          auto [out, other_out] = run_pair(pass, other, s, std::move(in), std::move(other_in));
+          tail = std::move(out);
+          tail.insert(tail.end(), other_out.begin(), other_out.end());
+          send(pass, tail);
+          send(other, tail);
+          i += 2, left -= 2, listed = true;
         }
       }
       if (!listed) throw InternalError("pipeline schedule deadlocks: no stage can list its next pass");
@@ -102,29 +132,90 @@ class Builder {
     return std::move(g_);
   }
 
-  int stage_of(int chunk) const { return chunk % w_.parallel.pp; }
+  // Layers of each chunk: the layers split over pp x vpp chunks; under
+  // DualPipe over pp slices, the same slices in both directions.
+  StageSplit chunk_split() const {
+    const ParallelSpec& p = w_.parallel;
+    const bool dual = p.schedule == PipelineSchedule::kDualPipe;
+    StageSplit split = split_layers(w_.model.layers, p.pp, dual ? 1 : pipeline_chunks(p.schedule, p.pp, p.vpp) / p.pp,
+                                    p.first_stage_layers, p.last_stage_layers);
+    if (!dual) return split;
+    for (int k = 0; k < p.pp; ++k) {
+      split.chunk_layers.push_back(split.chunk_layers[static_cast<std::size_t>(k)]);
+      split.chunk_first.push_back(split.chunk_first[static_cast<std::size_t>(k)]);
+    }
+    return split;
+  }
+
+  int stage_of(int chunk) const { return chunk_stage(w_.parallel.schedule, w_.parallel.pp, chunk); }
+
+  std::vector<TaskId> run_pass(const PipelinePass& pass, int s, std::vector<TaskId> in) {
+    return pass.forward ? forward_chunk(pass.chunk, pass.micro_batch, s, std::move(in))
+                        : backward_chunk(pass.chunk, pass.micro_batch, s, std::move(in));
+  }
+
+  // A forward and a backward chunk listed layer by layer (the backward's
+  // layer first), each chained only to itself: the replay runs one's
+  // compute while the other's dispatch or combine is in flight.
+  std::pair<std::vector<TaskId>, std::vector<TaskId>> run_pair(const PipelinePass& a, const PipelinePass& b, int s,
+                                                               std::vector<TaskId> a_in, std::vector<TaskId> b_in) {
+    const PipelinePass& f = a.forward ? a : b;
+    const PipelinePass& bw = a.forward ? b : a;
+    std::vector<TaskId> fwd = a.forward ? std::move(a_in) : std::move(b_in);
+    std::vector<TaskId> bwd = a.forward ? std::move(b_in) : std::move(a_in);
+    if (is_last_chunk(bw.chunk)) bwd = {head(Phase::kBackward, bw.micro_batch, bwd, s)};
+    const auto fc = static_cast<std::size_t>(f.chunk), bc = static_cast<std::size_t>(bw.chunk);
+    const int f_layers = split_.chunk_layers[fc], b_layers = split_.chunk_layers[bc];
+    for (int i = 0; i < std::max(f_layers, b_layers); ++i) {
+      if (i < b_layers) bwd = backward_layer(split_.chunk_first[bc] + b_layers - 1 - i, bw.micro_batch, bwd, s);
+      if (i < f_layers) fwd = forward_layer(split_.chunk_first[fc] + i, f.micro_batch, fwd, s);
+    }
+    if (is_last_chunk(f.chunk)) fwd = {head(Phase::kForward, f.micro_batch, fwd, s)};
+    if (a.forward) return {std::move(fwd), std::move(bwd)};
+    return {std::move(bwd), std::move(fwd)};
+  }
+
+  // The output head and loss of the last chunk; its backward twice the forward.
+  // Its backward completes the head's gradients (for the gradient buckets).
+  TaskId head(Phase phase, int mb, std::vector<TaskId> in, int s) {
+    const ComputeCost c = sharded(output_head_cost(full_));
+    const TaskId t = compute(TaskKind::kDenseFfn, phase, w_.model.layers, mb, Dtype::kBf16,
+                             phase == Phase::kForward ? c : twice(c), std::move(in), s);
+    if (phase == Phase::kBackward) grad_ready_[w_.model.layers].push_back(t);
+    return t;
+  }
 
   std::vector<TaskId> forward_chunk(int c, int mb, int s, std::vector<TaskId> in) {
     const int first = split_.chunk_first[static_cast<std::size_t>(c)];
     for (int l = first; l < first + split_.chunk_layers[static_cast<std::size_t>(c)]; ++l) in = forward_layer(l, mb, in, s);
-    if (is_last_chunk(c)) in = {compute(TaskKind::kDenseFfn, Phase::kForward, w_.model.layers, mb, Dtype::kBf16,
-                                    sharded(output_head_cost(full_)), in, s)};
+    if (is_last_chunk(c)) in = {head(Phase::kForward, mb, in, s)};
     return in;
   }
 
   std::vector<TaskId> backward_chunk(int c, int mb, int s, std::vector<TaskId> in) {
-    if (is_last_chunk(c)) {
-      in = {compute(TaskKind::kDenseFfn, Phase::kBackward, w_.model.layers, mb, Dtype::kBf16,
-                    twice(sharded(output_head_cost(full_))), in, s)};
-      grad_ready_[w_.model.layers].push_back(in.front());
-    }
+    if (is_last_chunk(c)) in = {head(Phase::kBackward, mb, in, s)};
     const int first = split_.chunk_first[static_cast<std::size_t>(c)];
     for (int l = first + split_.chunk_layers[static_cast<std::size_t>(c)] - 1; l >= first; --l)
       in = backward_layer(l, mb, in, s);
     return in;
   }
 
-  bool is_last_chunk(int chunk) const { return chunk == static_cast<int>(split_.chunk_layers.size()) - 1; }
+  // The first and last slices of the model along a chunk's direction (the
+  // embedding's and the head's).
+  bool is_first_chunk(int chunk) const { return chunk_position(w_.parallel.schedule, w_.parallel.pp, chunk) == 0; }
+  bool is_last_chunk(int chunk) const {
+    const ParallelSpec& p = w_.parallel;
+    const int slices = p.schedule == PipelineSchedule::kDualPipe ? p.pp : static_cast<int>(split_.chunk_layers.size());
+    return chunk_position(p.schedule, p.pp, chunk) == slices - 1;
+  }
+
+  // Whether stage s holds a chunk that `is` (the first: the embedding; the
+  // last: the head; DualPipe's end stages hold both).
+  bool holds(int s, bool (Builder::*is)(int) const) const {
+    for (int c = 0; c < static_cast<int>(split_.chunk_layers.size()); ++c)
+      if (stage_of(c) == s && (this->*is)(c)) return true;
+    return false;
+  }
 
   std::vector<int> stage_rank_list(int s) const {
     std::vector<int> out(static_cast<std::size_t>(g_.stage_ranks));
@@ -187,11 +278,12 @@ class Builder {
       if (stage_of(static_cast<int>(c)) != s) continue;
       for (int l = split_.chunk_first[c]; l < split_.chunk_first[c] + split_.chunk_layers[c]; ++l) layers.push_back(l);
     }
-    const bool head = s == stage_of(static_cast<int>(split_.chunk_layers.size()) - 1);
+    std::sort(layers.begin(), layers.end());  // DualPipe's second slice may come first
     std::vector<TaskId> expert_done;
     const auto last = stage_experts_last_.find(s);
     if (last != stage_experts_last_.end()) expert_done.push_back(last->second);
-    sync_and_update(s, grad_items(layers, s == 0, head), done, expert_done);
+    sync_and_update(s, grad_items(layers, holds(s, &Builder::is_first_chunk), holds(s, &Builder::is_last_chunk)), done,
+                    expert_done);
   }
 
   // Backward: twice the forward's FLOPs, bytes and kernels, on the same rows.

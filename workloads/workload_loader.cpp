@@ -85,11 +85,12 @@ int default_dp(int tp, int ep, int etp) { return etp * ep / std::gcd(tp, etp * e
 
 PipelineSchedule read_schedule(TableReader& t, int vpp) {
   const std::string name = t.choice_or("schedule", vpp > 1 ? "interleaved" : "1f1b", {"1f1b", "interleaved", "dualpipe"});
-  if (name == "dualpipe")
-    t.fail("schedule", "\"dualpipe\" is read but not simulated yet; use \"1f1b\" or \"interleaved\"");
+  if (name == "dualpipe" && vpp > 1)
+    t.fail("vpp", fmt::format("{} model chunks per stage: \"dualpipe\" holds two (slices s and pp-1-s); use vpp = 1", vpp));
   if (name == "interleaved" && vpp < 2) t.fail("schedule", "\"interleaved\" needs parallel.vpp >= 2 model chunks per stage");
   if (name == "1f1b" && vpp > 1)
     t.fail("vpp", fmt::format("{} model chunks per stage need schedule = \"interleaved\"", vpp));
+  if (name == "dualpipe") return PipelineSchedule::kDualPipe;
   return name == "interleaved" ? PipelineSchedule::kInterleaved : PipelineSchedule::kOneFOneB;
 }
 
@@ -118,6 +119,11 @@ void read_batch(TableReader& t, ParallelSpec& p) {
     p.micro_batches = static_cast<int>(t.integer_or("micro_batches", 1, 1, kMaxMicroBatches));
     p.global_batch = p.micro_batches * p.micro_batch * p.dp;
   }
+  if (p.schedule == PipelineSchedule::kDualPipe && (p.pp % 2 != 0 || p.micro_batches % 2 != 0 || p.micro_batches < 2 * p.pp))
+    t.fail(p.pp % 2 != 0 ? "pp" : use_global ? "global_batch" : "micro_batches",
+           fmt::format("\"dualpipe\" needs an even pp (got {}) and an even number of micro-batches per step, at "
+                       "least 2 x pp = {} (got {}): half enter at each end of the pipeline",
+                       p.pp, 2 * p.pp, p.micro_batches));
   if (p.schedule == PipelineSchedule::kInterleaved && p.micro_batches % p.pp != 0)
     t.fail(use_global ? "global_batch" : "micro_batches",
            fmt::format("the interleaved schedule needs micro-batches per step ({}) to be a multiple of pp ({})",

@@ -60,7 +60,7 @@ enum class PipelineSchedule {
   kGpipe,        // every forward, then every backward: all micro-batches (the one-stage step)
   kOneFOneB,     // Megatron's one-forward-one-backward (PipeDream-Flush): min(pp - stage, micro-batches)
   kInterleaved,  // Megatron's interleaved 1F1B with vpp model chunks per stage
-  kDualPipe,     // DeepSeek-V3's bidirectional schedule (memory fit only: the loader refuses it for the step)
+  kDualPipe,     // DeepSeek-V3's bidirectional schedule: slices s and pp-1-s per stage, F&B pairs overlapped
 };
 const char* to_string(PipelineSchedule s);  // "gpipe", "1f1b", "interleaved", "dualpipe"
 

@@ -16,6 +16,9 @@ namespace epsim::sim {
 
 namespace {
 
+// Model chunks a pipeline stage holds: vpp, or DualPipe's two (slices s and pp-1-s).
+int stage_chunks(const Scenario& sc) { return sc.pipeline_schedule == "dualpipe" ? 2 : sc.vpp; }
+
 // A duration with a unit picked by magnitude.
 std::string time_text(double s) {
   // A difference of equal sums can land a rounding error below zero: print
@@ -34,8 +37,8 @@ std::string bytes_text(double b) {
 }
 
 // The bubble share of a pipeline schedule's closed form (Narayanan et al.
-// 2021, eq. 1 and its interleaved form); none without stages, or for a
-// schedule that has no such form here.
+// 2021, eq. 1 and its interleaved form; DualPipe's from the DeepSeek-V3
+// report); none without stages.
 struct ClosedFormBubble {
   double share = 0;
   std::string formula;
@@ -48,6 +51,12 @@ std::optional<ClosedFormBubble> closed_form_bubble(const Scenario& s) {
   if (s.pipeline_schedule == "interleaved")
     return ClosedFormBubble{(pp - 1) / (v * m + pp - 1), fmt::format("(pp-1)/(vpp m+pp-1) = {}/{}", s.pp - 1,
                                                                      s.vpp * s.micro_batches + s.pp - 1)};
+  if (s.pipeline_schedule == "dualpipe") {
+    // (pp/2-1)(F&B + B - 3W) (DeepSeek-V3 report, Table 2) with B = 2F, W = 0
+    // and F&B = F + B, over m (F + B) of work: 5(pp/2-1) / (3m + 5(pp/2-1)).
+    const int k = 5 * (s.pp / 2 - 1);
+    return ClosedFormBubble{k / (3 * m + k), fmt::format("5(pp/2-1)/(3m+5(pp/2-1)) = {}/{}", k, 3 * s.micro_batches + k)};
+  }
   return std::nullopt;
 }
 
@@ -240,7 +249,7 @@ std::string format_table(const Report& r) {
                        sc.global_batch, sc.sequence_length, sc.micro_batches, sc.micro_batches == 1 ? "" : "es",
                        sc.micro_batch, sc.micro_batch == 1 ? "" : "s",
                        sc.pp > 1 ? fmt::format(", pipeline schedule {} ({} chunk{} per stage)", sc.pipeline_schedule,
-                                               sc.vpp, sc.vpp == 1 ? "" : "s")
+                                               stage_chunks(sc), stage_chunks(sc) == 1 ? "" : "s")
                                  : std::string());
   if (!sc.overrides.empty()) {
     out += "  overrides ";

@@ -28,7 +28,7 @@ namespace {
 // a one-expert MoE layer whose 128 tokens all go to the rank's own expert:
 // no all-to-all bytes, identical passes. Forward pass of a layer ~2.15 ms
 // (the expert weights at 1 TB/s); a p2p transfer of 128 x 256 BF16 ~7 us.
-workloads::WorkloadSpec toy(int pp, int vpp, int micro_batches, int layers) {
+workloads::WorkloadSpec toy(int pp, int vpp, int micro_batches, int layers, const char* schedule = nullptr) {
   const std::string text = fmt::format(R"(schema = 1
 [model]
 layers = {}
@@ -48,11 +48,12 @@ pp = {}
 vpp = {}
 micro_batch = 1
 sequence_length = 128
-micro_batches = {}
+micro_batches = {}{}
 [precision]
 dispatch = "bf16"
 )",
-                                       layers, pp, vpp, micro_batches);
+                                       layers, pp, vpp, micro_batches,
+                                       schedule ? fmt::format("\nschedule = \"{}\"", schedule) : std::string());
   toml::table root = parse_toml_text(text, "toy.toml");
   return workloads::read_workload(root, "toy.toml", "");
 }
@@ -64,9 +65,9 @@ struct Bubble {
 };
 
 // Runs the toy step; returns "span idle".
-std::string run_toy(int pp, int vpp, int micro_batches, int layers) {
+std::string run_toy(int pp, int vpp, int micro_batches, int layers, const char* schedule = nullptr) {
   return in_child([=] {
-    const workloads::WorkloadSpec w = toy(pp, vpp, micro_batches, layers);
+    const workloads::WorkloadSpec w = toy(pp, vpp, micro_batches, layers, schedule);
     const workloads::TaskGraph g = workloads::build_task_graph(w);
     const Simulation s = simulate(platform_path("four_nodes"), g);
     double span_s = 0;
@@ -154,4 +155,26 @@ TEST_CASE("tensor parallelism: sharded kernels, and each TP all-reduce alone lan
   CHECK(on_bound == tp_tasks);
   // Attention on half the heads of the same micro-batch: half the FLOPs of TP1.
   CHECK(ratio == Approx(0.5).epsilon(1e-12));
+}
+
+TEST_CASE("DualPipe: the bubble is (pp/2 - 1)(F&B + B), smaller than 1F1B's") {
+  // epsim does not split a backward into input and weight gradients, so
+  // DualPipe's W (the deferred weight half) is 0 and B is the whole
+  // backward (twice F here); with no all-to-all to hide, an overlapped pair
+  // F&B takes F + B on the one compute stream. Bubble per rank:
+  // (pp/2 - 1)(F + 2B) = (pp/2 - 1) x 5F, against 1F1B's (pp - 1)(F + B).
+  // (four_nodes.xml has 4 nodes: pp 4 at most. At pp 2 the bubble is 0.)
+  for (auto [pp, m] : {std::pair{4, 8}, {4, 12}, {4, 20}, {2, 4}, {2, 8}}) {
+    const Bubble dual = bubble(run_toy(pp, 1, m, 2 * pp, "dualpipe"));
+    const Bubble plain = bubble(run_toy(pp, 1, m, 2 * pp));
+    // Every rank runs each micro-batch's forward and backward of one slice: busy m (F + B) = 3 m F.
+    const double f = (dual.span_s - dual.idle_s) / (3.0 * m);
+    INFO("pp " << pp << " m " << m << ": F " << f << " s, DualPipe idle " << dual.idle_s << " s, 1F1B idle "
+               << plain.idle_s << " s");
+    CHECK(dual.idle_s == Approx((pp / 2.0 - 1) * 5 * f).epsilon(0.01).margin(0.01 * f));
+    CHECK(plain.idle_s == Approx((pp - 1.0) * 3 * f).epsilon(0.01));
+    CHECK(dual.span_s < plain.span_s);
+    // The same work: only the idle time differs.
+    CHECK(dual.span_s - dual.idle_s == Approx(plain.span_s - plain.idle_s).epsilon(1e-3));
+  }
 }

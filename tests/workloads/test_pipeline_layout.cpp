@@ -51,6 +51,40 @@ TEST_CASE("interleaved: micro-batches in groups of pp through each chunk, Megatr
   CHECK(order[1][0] == PipelinePass{true, 0, 1});
 }
 
+TEST_CASE("DualPipe: micro-batches from both ends, F&B pairs in the steady state, pp + 1 in flight") {
+  // pp 4, 8 micro-batches: 0-3 enter at stage 0 (chunks 0-3), 4-7 at stage 3
+  // (chunks 4-7, marked '); stage s holds slices s and 3 - s.
+  const auto order = pipeline_order(PipelineSchedule::kDualPipe, 4, 1, 8);
+  auto marked = [](const std::vector<PipelinePass>& o) {
+    std::string out;
+    for (const PipelinePass& p : o)
+      out += (out.empty() ? "" : " ") + std::string(p.forward ? "F" : "B") + std::to_string(p.micro_batch) +
+             (p.chunk > 3 ? "'" : "") + (p.paired ? "&" : "");
+    return out;
+  };
+  // deepseek-ai/DualPipe's phases at h = 0: 2 F0, 1 x (F0 F1), 1 x (B1 F1), 2 x (F0&B1 F1&B0), 1 x (B1 F1&B0), 1 x (B1 B0), 1 B0.
+  CHECK(marked(order[0]) == "F0 F1 F2 F4' B4' F5' F3& B5' F6'& B0 B6' F7'& B1 B7' B2 B3");
+  CHECK(marked(order[1]) == "F0 F4' F1 F5' F2& B4' F6'& B0 F3& B5' F7'& B1 B6' B2 B7' B3");
+  // The last stage mirrors the first: its phase 0 is direction 1.
+  CHECK(marked(order[3]) == "F4' F5' F6' F0 B0 F1 F7'& B1 F2& B4' B2 F3& B5' B3 B6' B7'");
+  for (int s = 0; s < 4; ++s) {
+    int in_flight = 0, most = 0, pairs = 0;
+    for (const PipelinePass& p : order[static_cast<std::size_t>(s)]) {
+      most = std::max(most, in_flight += p.forward ? 1 : -1);
+      pairs += p.paired ? 1 : 0;
+      CHECK(chunk_stage(PipelineSchedule::kDualPipe, 4, p.chunk) == s);
+      CHECK((p.micro_batch < 4) == (p.chunk < 4));
+    }
+    CHECK(order[static_cast<std::size_t>(s)].size() == 16);
+    CHECK(most == 4 + 1);  // the report's Table 2: activations of PP + 1 micro-batches
+    const int h = std::min(s, 3 - s);
+    CHECK(pairs == 2 * (8 / 2 - 4 + h + 1) + (4 / 2 - h - 1));  // phase 5 twice a pair, phase 6 once
+  }
+  CHECK(chunk_stage(PipelineSchedule::kDualPipe, 4, 4) == 3);
+  CHECK(chunk_position(PipelineSchedule::kDualPipe, 4, 6) == 2);
+  CHECK(pipeline_chunks(PipelineSchedule::kDualPipe, 4, 1) == 8);
+}
+
 TEST_CASE("[parallel]: layout keys, derived dp and micro-batches, the old meaning mapped", "[workload]") {
   WorkloadSpec w = load_workload("deepseek-v3");
   CHECK(w.parallel.dp == 256);  // default: one EP group per stage
@@ -105,7 +139,16 @@ TEST_CASE("[parallel]: bad layouts and batches are errors at the key", "[workloa
   CHECK(error({"parallel.pp=2", "parallel.vpp=2", "parallel.micro_batches=3"}) ==
         "--set parallel.micro_batches=3: error: parallel.micro_batches: the interleaved schedule needs micro-batches "
         "per step (3) to be a multiple of pp (2)");
-  CHECK(error({"parallel.schedule=\"dualpipe\""}).find("not simulated yet") != std::string::npos);
+  CHECK(error({"parallel.pp=2", "parallel.schedule=\"dualpipe\""}) ==
+        "workloads/presets/tiny-moe.toml:28:17: error: parallel.micro_batches: \"dualpipe\" needs an even pp (got 2) "
+        "and an even number of micro-batches per step, at least 2 x pp = 4 (got 2): half enter at each end of the "
+        "pipeline");
+  CHECK(error({"parallel.pp=3", "parallel.schedule=\"dualpipe\"", "parallel.micro_batches=6"}) ==
+        "--set parallel.pp=3: error: parallel.pp: \"dualpipe\" needs an even pp (got 3) and an even number of "
+        "micro-batches per step, at least 2 x pp = 6 (got 6): half enter at each end of the pipeline");
+  CHECK(error({"parallel.pp=2", "parallel.vpp=2", "parallel.schedule=\"dualpipe\""}) ==
+        "--set parallel.vpp=2: error: parallel.vpp: 2 model chunks per stage: \"dualpipe\" holds two (slices s and "
+        "pp-1-s); use vpp = 1");
   CHECK(error({"parallel.tp=4"}) == "--set parallel.tp=4: error: parallel.tp: a tensor-parallel group of 4 would span "
                                     "nodes of 2 ranks (tp must divide ranks_per_node unless tp_across_nodes = true)");
   CHECK(error({"parallel.tp=2", "parallel.micro_batch=1", "parallel.sequence_length=127"}) ==

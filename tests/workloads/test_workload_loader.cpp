@@ -34,12 +34,29 @@ TEST_CASE("the DeepSeek-V3 preset reads as the technical report's model", "[work
 }
 
 TEST_CASE("every preset loads, by name or by path", "[workload]") {
-  CHECK(workload_presets() == std::vector<std::string>{"deepep-ascend", "deepseek-v3", "deepseek-v3-pp8", "tiny-moe"});
+  CHECK(workload_presets() == std::vector<std::string>{"deepep-ascend", "deepseek-v3", "deepseek-v3-pp8",
+                                                       "deepseek-v3-production", "tiny-moe"});
   for (const std::string& name : workload_presets()) {
     INFO(name);
     CHECK_NOTHROW(load_workload(name));
     CHECK_NOTHROW(load_workload("workloads/presets/" + name + ".toml"));
   }
+}
+
+TEST_CASE("deepseek-v3-production is DeepSeek's layout: 2048 ranks, PP16 DualPipe, EP64, EDP2, 15,360 sequences",
+          "[workload][base]") {
+  const WorkloadSpec w = load_workload("deepseek-v3-production");
+  CHECK(w.parallel.world() == 2048);
+  CHECK(w.parallel.tp == 1);
+  CHECK(w.parallel.pp == 16);
+  CHECK(w.parallel.ep == 64);
+  CHECK(w.parallel.edp() == 2);
+  CHECK(w.parallel.schedule == PipelineSchedule::kDualPipe);
+  CHECK(w.parallel.global_batch == 15360);
+  CHECK(w.parallel.tokens_per_micro_batch == 4096);
+  CHECK(w.model.node_limit == 4);
+  CHECK(w.precision.gemm == Dtype::kFp8);
+  CHECK(w.memory.zero_stage == 1);
 }
 
 // deepseek-v3-pp8 is deepseek-v3 (its base) with its own layout and memory recipe.
