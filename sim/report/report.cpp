@@ -87,26 +87,82 @@ const char* phase_suffix(workloads::Phase p) {
   }
 }
 
-// One collective task's bytes per participant, by kCollectiveBytesRule.
-double sent_bytes_per_participant(const workloads::TaskGraph& graph, const workloads::Task& t) {
+// What one collective task's senders send to other ranks in all, by
+// kCollectiveBytesRule, and how many ranks send.
+struct SentBytes {
+  double bytes = 0;
+  int senders = 0;
+};
+SentBytes sent_bytes(const workloads::TaskGraph& graph, const workloads::Task& t, int participants) {
+  SentBytes out;
   if (t.uses_traffic()) {
     const workloads::TrafficMatrix& m = graph.traffic[static_cast<std::size_t>(t.traffic)];
     double tokens = 0;
-    int senders = 0;
     for (int src = 0; src < m.ranks; ++src) {
       double row = 0;
       for (int dst = 0; dst < m.ranks; ++dst)
         if (dst != src) row += static_cast<double>(m.at(src, dst));
       tokens += row;
-      senders += row > 0;
+      out.senders += row > 0;
     }
-    return senders > 0 ? tokens * t.bytes_per_token / senders : 0;
+    out.bytes = tokens * t.bytes_per_token;
+    return out;
   }
-  if (t.groups.empty()) return 0;
+  if (t.groups.empty()) return out;
   const double n = static_cast<double>(t.groups.front().size());
-  if (n <= 1) return 0;
+  if (n <= 1) return out;
   const bool halves = t.kind == TaskKind::kGradAllReduce && t.group_op != workloads::GroupCollective::kAllReduce;
-  return t.bytes * (halves ? 1.0 : 2.0) * (n - 1) / n;
+  out.bytes = t.bytes * (halves ? 1.0 : 2.0) * (n - 1) / n * participants;
+  out.senders = participants;
+  return out;
+}
+
+// A collective row: per rank, the spans and bounds of the row's collectives
+// it takes part in (with pipeline stages, its own stage's); the bytes per
+// rank are the mean over all ranks, the rate is per sending rank.
+ReportRow collective_row(const std::string& name, const std::vector<int>& tasks, const Timeline& timeline,
+                         const StepBounds& bounds, const workloads::TaskGraph& graph) {
+  const auto ranks = static_cast<std::size_t>(graph.ranks);
+  std::vector<double> span_of(graph.tasks.size(), 0.0);
+  for (const CollectiveSpan& c : timeline.collectives) span_of[static_cast<std::size_t>(c.task)] += c.end_s - c.start_s;
+  std::vector<double> sim_s(ranks, 0.0), bound_s(ranks, 0.0);
+  double sent = 0, sender_s = 0;
+  for (int id : tasks) {
+    const workloads::Task& t = graph.tasks[static_cast<std::size_t>(id)];
+    const std::vector<bool> joins = graph.members(t);
+    const int participants = static_cast<int>(std::count(joins.begin(), joins.end(), true));
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (!joins[r]) continue;
+      sim_s[r] += span_of[static_cast<std::size_t>(id)];
+      bound_s[r] += bounds.task_s[static_cast<std::size_t>(id)];
+    }
+    const SentBytes b = sent_bytes(graph, t, participants);
+    sent += b.bytes;
+    sender_s += b.senders * span_of[static_cast<std::size_t>(id)];
+  }
+  ReportRow row;
+  row.collective = true;
+  row.name = name;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    row.sim_s += sim_s[r] / ranks;
+    row.bound_s += bound_s[r] / ranks;
+    row.bound_max_s = std::max(row.bound_max_s, bound_s[r]);
+    if (sim_s[r] > row.sim_max_s) {
+      row.sim_max_s = sim_s[r];
+      row.max_rank = static_cast<int>(r);
+    }
+  }
+  // Every rank alike (no stages): no rank to name.
+  if (!(row.sim_max_s > row.sim_s * (1 + 1e-12))) {
+    row.sim_max_s = row.sim_s;
+    row.bound_max_s = row.bound_s;
+    row.max_rank = -1;
+  }
+  row.bytes_per_rank = sent / static_cast<double>(ranks);
+  row.achieved_Bps = sender_s > 0 ? sent / sender_s : 0;
+  row.cause = above(row.sim_s, row.bound_s) ? "contention: links/HBM shared with concurrent activities or uneven flows"
+                                            : "on the bound";
+  return row;
 }
 
 // Per-rank busy times of one compute kind against their per-rank bounds,
@@ -184,9 +240,9 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
     }
   }
   // Dispatch and combine get a row per phase (forward, recompute, backward).
-  std::map<std::pair<int, int>, double> collective_row_s;
-  for (const CollectiveSpan& c : timeline.collectives)
-    collective_row_s[collective_row_key(graph.tasks[c.task])] += c.end_s - c.start_s;
+  std::map<std::pair<int, int>, std::vector<int>> collective_rows;
+  for (const workloads::Task& t : graph.tasks)
+    if (t.is_collective()) collective_rows[collective_row_key(t)].push_back(t.id);
 
   for (int k = 0; k < kTaskKinds; ++k) {
     if (!kind_present[k]) continue;
@@ -200,24 +256,11 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
       rep.phases.push_back(compute_row(kind, kind_rank_s[k], bound_s));
       continue;
     }
-    for (const auto& [key, sim_s] : collective_row_s) {
+    for (const auto& [key, tasks] : collective_rows) {
       if (key.first != k) continue;
-      ReportRow row;
-      row.collective = true;
-      row.name = workloads::task_kind_label(kind);
-      if (key.second >= 0) row.name += std::string(" ") + phase_suffix(static_cast<workloads::Phase>(key.second));
-      row.sim_s = row.sim_max_s = sim_s;
-      for (const workloads::Task& t : graph.tasks) {
-        if (t.kind != kind || collective_row_key(t) != key) continue;
-        row.bound_s += bounds.task_s[t.id];
-        row.bytes_per_rank += sent_bytes_per_participant(graph, t);
-      }
-      row.bound_max_s = row.bound_s;
-      row.achieved_Bps = row.sim_s > 0 ? row.bytes_per_rank / row.sim_s : 0;
-      row.cause = above(row.sim_s, row.bound_s)
-                      ? "contention: links/HBM shared with concurrent activities or uneven flows"
-                      : "on the bound";
-      rep.phases.push_back(row);
+      std::string name = workloads::task_kind_label(kind);
+      if (key.second >= 0) name += std::string(" ") + phase_suffix(static_cast<workloads::Phase>(key.second));
+      rep.phases.push_back(collective_row(name, tasks, timeline, bounds, graph));
     }
   }
 

@@ -26,8 +26,9 @@ namespace epsim::sim {
 
 // One task kind (or the step). Compute kinds: busy time per rank, mean and
 // max over ranks, beside the same statistics of the per-rank bounds.
-// Collectives: the sum of their spans (every participant spends it), so
-// max = mean and max_rank = -1.
+// Collectives: per rank, the sum of the spans of the row's collectives it
+// takes part in; without pipeline stages every rank alike, so max = mean
+// and max_rank = -1.
 inline constexpr const char* kCollectiveBytesRule =
     "what a participant sends to other ranks: all-to-all and p2p once per (token, destination rank), its own\n"
     "tokens excluded; all-reduce 2(n-1)/n x S, reduce-scatter and all-gather (n-1)/n x S, nccl-tests' bus bytes";

@@ -293,7 +293,8 @@ std::string format_table(const Report& r) {
   out += fmt::format("  exposed communication on the path: {} (no compute on the path hides it)\n",
                      time_text(g.path_comm_s()));
   out += "time per phase, per rank (compute: busy time, mean and max over the ranks that run it and the rank of the\n"
-         "max; collectives: sum of spans, the same for every participant, and the bytes per rank and rate, counting\n";
+         "max; collectives: per rank the sum of the spans of those it takes part in, bytes per rank (mean over all\n"
+         "ranks) and the rate per sending rank, counting\n";
   out += fmt::format("{})\n", kCollectiveBytesRule);
   for (const ReportRow& p : r.phases) out += row_text(p);
   out += "communication\n";
