@@ -175,3 +175,18 @@ TEST_CASE("memory: the [memory] table", "[memory][loader]") {
                     Catch::Contains("memory.zero_stage: expected an integer in [0, 1], got 3"));
   CHECK_THROWS_WITH(load_workload("tiny-moe", {"memory.recompute=\"some\""}), Catch::Contains("memory.recompute"));
 }
+
+// The README's default scenario is a layout that fits a 910B's 64 GB, and
+// DeepSeek's selective recomputation on the same layout does not.
+TEST_CASE("memory: the quick start's deepseek-v3-pp8 fits 64 GB only with full recomputation", "[memory]") {
+  const WorkloadSpec w = load_workload("deepseek-v3-pp8");
+  const MemoryBreakdown b = memory_per_rank(w.model, current_memory_inputs(w));
+  const MemoryFit fit = check_memory_fit(b, 64e9);
+  CHECK(fit.fits);
+  CHECK(fit.peak_bytes == Approx(49.297e9).epsilon(0.001));
+  CHECK(b.largest().name == "expert optimizer state");
+  const WorkloadSpec sel = load_workload("deepseek-v3-pp8", {"memory.recompute=\"selective\""});
+  const MemoryBreakdown bs = memory_per_rank(sel.model, current_memory_inputs(sel));
+  CHECK_FALSE(check_memory_fit(bs, 64e9).fits);
+  CHECK(bs.largest().name == "activations");
+}
