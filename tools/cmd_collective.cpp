@@ -15,6 +15,9 @@
 
 #include "core/error.hpp"
 #include "core/json_output.hpp"
+#include "core/overrides.hpp"
+#include "core/presets.hpp"
+#include "core/toml_base.hpp"
 #include "core/units.hpp"
 #include "sim/platform/platform_loader.hpp"
 #include "sim/replay/collective_bench.hpp"
@@ -128,6 +131,9 @@ std::vector<AddedOverride> added_overrides(const CollectiveState& s, int per_nod
   if (s.seed) out.push_back({fmt::format("routing.seed={}", *s.seed), "--seed"});
   out.push_back({fmt::format("parallel.ep={}", s.npus), "--npus"});
   out.push_back({fmt::format("parallel.dp={}", s.npus), "--npus"});  // one EP group
+  // One stage of a pipelined or tensor-parallel workload: its EP group alone.
+  for (const char* one : {"parallel.tp=1", "parallel.pp=1", "parallel.vpp=1", "parallel.schedule=\"1f1b\""})
+    out.push_back({one, "--npus"});
   out.push_back({fmt::format("parallel.ranks_per_node={}", per_node), "--npus-per-node"});
   out.push_back({"parallel.micro_batches=1", "--tokens"});
   if (tokens) {
@@ -141,7 +147,19 @@ std::vector<AddedOverride> added_overrides(const CollectiveState& s, int per_nod
 // an added override is reported at its flag.
 workloads::WorkloadSpec load_alltoallv_workload(const CollectiveState& s, const std::vector<std::string>& user,
                                                 int per_node, std::optional<long long> tokens) {
-  const std::vector<AddedOverride> added = added_overrides(s, per_node, tokens);
+  std::vector<AddedOverride> added = added_overrides(s, per_node, tokens);
+  // Only the first MoE layer is drawn (sample_alltoallv), so the loader's
+  // memory check must count one layer's traffic, not every layer's (4096
+  // NPUs: 0.5 GiB, not 29 GiB): the model is cut after its first MoE layer,
+  // read from the file as the user's --set leaves it (a file that does not
+  // read is reported by the full load).
+  try {
+    toml::table root = load_toml_with_base(resolve_preset_file(PresetKind::kWorkload, s.workload), PresetKind::kWorkload);
+    apply_overrides(root, user);
+    const auto dense = root["model"]["dense_layers"].value<std::int64_t>();
+    added.push_back({fmt::format("model.layers={}", dense.value_or(0) + 1), "--npus"});
+  } catch (const InputError&) {
+  }
   std::vector<std::string> overrides = user;
   for (const AddedOverride& a : added) overrides.push_back(a.assignment);
   try {
