@@ -120,11 +120,9 @@ SentBytes sent_bytes(const workloads::TaskGraph& graph, const workloads::Task& t
 // A collective row: per rank, the spans and bounds of the row's collectives
 // it takes part in (with pipeline stages, its own stage's); the bytes per
 // rank are the mean over all ranks, the rate is per sending rank.
-ReportRow collective_row(const std::string& name, const std::vector<int>& tasks, const Timeline& timeline,
+ReportRow collective_row(const std::string& name, const std::vector<int>& tasks, const std::vector<double>& span_of,
                          const StepBounds& bounds, const workloads::TaskGraph& graph) {
   const auto ranks = static_cast<std::size_t>(graph.ranks);
-  std::vector<double> span_of(graph.tasks.size(), 0.0);
-  for (const CollectiveSpan& c : timeline.collectives) span_of[static_cast<std::size_t>(c.task)] += c.end_s - c.start_s;
   std::vector<double> sim_s(ranks, 0.0), bound_s(ranks, 0.0);
   double sent = 0, sender_s = 0;
   for (int id : tasks) {
@@ -241,6 +239,8 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   }
   // Dispatch and combine get a row per phase (forward, recompute, backward).
   std::map<std::pair<int, int>, std::vector<int>> collective_rows;
+  std::vector<double> span_of(graph.tasks.size(), 0.0);  // each collective's span, last entry to end
+  for (const CollectiveSpan& c : timeline.collectives) span_of[static_cast<std::size_t>(c.task)] += c.end_s - c.start_s;
   for (const workloads::Task& t : graph.tasks)
     if (t.is_collective()) collective_rows[collective_row_key(t)].push_back(t.id);
 
@@ -260,7 +260,7 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
       if (key.first != k) continue;
       std::string name = workloads::task_kind_label(kind);
       if (key.second >= 0) name += std::string(" ") + phase_suffix(static_cast<workloads::Phase>(key.second));
-      rep.phases.push_back(collective_row(name, tasks, timeline, bounds, graph));
+      rep.phases.push_back(collective_row(name, tasks, span_of, bounds, graph));
     }
   }
 
