@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <tuple>
@@ -140,8 +141,6 @@ class Driver {
         if (streamless(t)) streamless_members_[t.id] = std::move(joins);
       }
     }
-    for (const Task& t : graph_.tasks)
-      if (t.is_collective() && t.kind != TaskKind::kDispatch && t.kind != TaskKind::kCombine) note_contender(t);
   }
 
   void run() {
@@ -202,6 +201,8 @@ class Driver {
     std::size_t step = 0;                            // collective: the plan step of the round
     s4u::ExecPtr exec;                               // set when it starts, if link spans are recorded
     LinkProgress progress;
+    bool stand_ins = false;  // a dispatch/combine round carrying solver stand-ins (solver_transfers)
+    double left_scale = 1;   // share of the round's work `exec` started with (less once replaced)
   };
 
   // An activity waiting for its latency to pass (see PendingExec).
@@ -220,9 +221,12 @@ class Driver {
     std::vector<PlanStep> steps;
     std::vector<bool> started;
     std::vector<int> outstanding;
-    // Dispatch/combine, aggregated: per phase, what its parallel tasks
-    // carry (solver_transfers); empty otherwise.
-    std::vector<std::vector<Transfer>> carried;
+    // Dispatch/combine, aggregated: per phase, the links of the plan's
+    // other phases (they run side by side), and what its parallel tasks
+    // carry when nothing else loads its links (solver_transfers, computed
+    // once); empty otherwise.
+    std::vector<std::vector<bool>> other_phases;
+    std::vector<std::optional<std::vector<Transfer>>> alone;
     std::size_t done = 0;
     double first_ready_s = 0;
     double start_s = 0;
@@ -455,14 +459,14 @@ class Driver {
     run.steps = plan_steps(run.plan, platform_);
     if (plan_bounds_ != nullptr)
       (*plan_bounds_)[static_cast<std::size_t>(t)] = plan_bound_s(run.plan, run.steps, platform_);
-    // The solver stand-ins assume the only collectives that can run beside a
-    // dispatch/combine are the ones note_contender saw; concurrent pipeline
-    // stages would add other dispatches, so with stages the plan runs as planned.
-    if ((task.kind == TaskKind::kDispatch || task.kind == TaskKind::kCombine) && graph_.stages == 1 &&
+    // Solver stand-ins need every activity that can load a round's links
+    // while it runs: other dispatches and combines never overlap one (each
+    // holds every rank's EP stream) unless pipeline stages run side by
+    // side, so with stages the plan runs as planned.
+    if (options_.solver_stand_ins && is_alltoallv(task) && graph_.stages == 1 &&
         *options_.fidelity == Fidelity::kAggregated) {
-      const std::vector<std::vector<bool>> contended = contended_links(run.plan, t);
-      for (std::size_t p = 0; p < run.plan.phases.size(); ++p)
-        run.carried.push_back(solver_transfers(run.plan.phases[p], platform_, contended[p]));
+      run.other_phases = other_phase_links(run.plan);
+      run.alone.resize(run.plan.phases.size());
     }
     run.started.assign(run.steps.size(), false);
     run.outstanding.assign(run.steps.size(), 0);
@@ -491,12 +495,15 @@ class Driver {
     std::vector<double> link_bytes(platform_.links.size(), 0.0);
     add_round_link_bytes(phase, platform_, link_bytes, step.share);
     for (std::size_t l = 0; l < link_bytes.size(); ++l) timeline_.link_bytes[l] += link_bytes[l];
-    std::vector<PendingExec> execs = round_execs(phase, platform_, hosts_, step.share, step.latency,
-                                                 run.carried.empty() ? nullptr : &run.carried[step.phase]);
+    const bool contender = !is_alltoallv(graph_.tasks[t]);
+    if (contender) drop_stand_ins(phase);
+    const std::vector<Transfer>* carried = run.other_phases.empty() ? nullptr : carried_now(run, step.phase);
+    std::vector<PendingExec> execs = round_execs(phase, platform_, hosts_, step.share, step.latency, carried);
     run.started[i] = true;
     run.outstanding[i] = static_cast<int>(execs.size());
     for (std::size_t k = 0; k < execs.size(); ++k) {
       Running r{t, -1, now, {}, {}, i, {}, {}};
+      r.stand_ins = carried != nullptr && !phase.per_transfer && !same_transfers(*carried, phase.transfers);
       if (options_.record_link_spans) {
         // Each activity's own bytes: one transfer's route, or the whole round for one parallel task.
         if (phase.per_transfer) {
@@ -521,55 +528,96 @@ class Driver {
     }
   }
 
-  // Records the links collective `t` (an all-reduce, a TP all-reduce, a
-  // pipeline transfer) loads and the tasks it can never run beside: those it
-  // depends on and those depending on it, transitively
-  // (each ends for all ranks at once, so a chain orders them in time).
-  void note_contender(const Task& t) {
-    AllReduceLinks a;
-    a.links.assign(platform_.links.size(), false);
-    bool any = false;
-    for (const CollectivePhase& phase : plan_collective(t, graph_, placement_, options_.all_reduce,
-                                                         *options_.exact_ring_steps, alltoallv_options(options_))
-                                            .phases) {
-      mark_links(phase, a.links);
-      any = any || !phase.transfers.empty();
-    }
-    if (!any) return;
-    a.ordered.assign(graph_.tasks.size(), false);
-    // Marks every task reachable from t along `next` (dependencies or dependents).
-    auto reach = [&](const std::function<const std::vector<TaskId>&(TaskId)>& next) {
-      std::vector<TaskId> todo = {t.id};
-      while (!todo.empty()) {
-        const TaskId u = todo.back();
-        todo.pop_back();
-        for (TaskId v : next(u))
-          if (!a.ordered[v]) a.ordered[v] = true, todo.push_back(v);
-      }
-    };
-    reach([this](TaskId u) -> const std::vector<TaskId>& { return graph_.tasks[u].deps; });
-    reach([this](TaskId u) -> const std::vector<TaskId>& { return dependents_[u]; });
-    all_reduces_.push_back(std::move(a));
+  static bool is_alltoallv(const Task& t) { return t.kind == TaskKind::kDispatch || t.kind == TaskKind::kCombine; }
+
+  static bool same_transfers(const std::vector<Transfer>& a, const std::vector<Transfer>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Transfer& x, const Transfer& y) {
+      return x.src_npu == y.src_npu && x.dst_npu == y.dst_npu && x.bytes == y.bytes;
+    });
   }
 
-  // Per phase of dispatch/combine `t`'s plan, the links another activity
-  // may load while one of its rounds runs: those of the all-reduces that
-  // may run beside it (the DP stream runs beside the EP stream) and of the
-  // plan's other phases (the pipelined stages run side by side). Other
-  // dispatches and combines never overlap it: each holds every rank's EP
-  // stream. Kernels load only HBM and compute.
-  std::vector<std::vector<bool>> contended_links(const CollectivePlan& plan, TaskId t) const {
-    std::vector<bool> beside(platform_.links.size(), false);
-    for (const AllReduceLinks& a : all_reduces_)
-      if (!a.ordered[t])
-        for (std::size_t l = 0; l < beside.size(); ++l) beside[l] = beside[l] || a.links[l];
+  // Per phase of `plan`, the links its other phases load (the pipelined
+  // stages run side by side).
+  std::vector<std::vector<bool>> other_phase_links(const CollectivePlan& plan) const {
     std::vector<std::vector<bool>> out;
     for (std::size_t p = 0; p < plan.phases.size(); ++p) {
-      out.push_back(beside);
+      out.emplace_back(platform_.links.size(), false);
       for (std::size_t q = 0; q < plan.phases.size(); ++q)
         if (q != p) mark_links(plan.phases[q], out.back());
     }
     return out;
+  }
+
+  // The phase of the collective round `run` runs.
+  const CollectivePhase& phase_of(const Running& run) const {
+    const CollectiveRun& c = collectives_.at(run.task);
+    return c.plan.phases[c.steps[run.step].phase];
+  }
+
+  // What a round of dispatch/combine phase p carries now: its stand-ins
+  // against the links of its other phases and of every other collective
+  // round launched and not ended (all-reduces, reduce-scatters,
+  // all-gathers, TP all-reduces). A round launched later drops the
+  // stand-ins of this one (drop_stand_ins), so they stay exact.
+  const std::vector<Transfer>* carried_now(CollectiveRun& run, std::size_t p) {
+    bool beside = false;
+    contended_scratch_ = run.other_phases[p];
+    auto mark = [&](const Running& other) {
+      if (other.rank >= 0 || is_alltoallv(graph_.tasks[other.task])) return;
+      mark_links(phase_of(other), contended_scratch_);
+      beside = true;
+    };
+    for (const Running& other : meta_) mark(other);
+    for (const Delayed& d : delayed_) mark(d.run);
+    if (beside) {
+      carried_scratch_ = solver_transfers(run.plan.phases[p], platform_, contended_scratch_);
+      return &carried_scratch_;
+    }
+    if (!run.alone[p]) run.alone[p] = solver_transfers(run.plan.phases[p], platform_, run.other_phases[p]);
+    return &*run.alone[p];
+  }
+
+  // A round of `phase` (not a dispatch/combine) is about to start: every
+  // dispatch/combine round carrying stand-ins over links it loads goes on
+  // with the phase's own transfers instead, from where it is. One parallel
+  // task progresses at one rate, so its remaining work is the same share of
+  // every transfer: the replacement carries that share and pays no latency.
+  void drop_stand_ins(const CollectivePhase& phase) {
+    std::vector<bool> loaded(platform_.links.size(), false);
+    mark_links(phase, loaded);
+    for (const NpuFacts& npu : platform_.npus) loaded[npu.hbm_link] = false;  // stand-ins keep HBM loads
+    auto crosses = [&](const Running& run) {
+      if (!run.stand_ins) return false;
+      for (const Transfer& tr : phase_of(run).transfers) {
+        auto [first, last] = platform_.routes.links(tr.src_npu, tr.dst_npu);
+        if (std::any_of(first, last, [&](int l) { return loaded[l]; })) return true;
+      }
+      return false;
+    };
+    auto full = [&](const Running& run, double share) {
+      const PlanStep& step = collectives_.at(run.task).steps[run.step];
+      return round_execs(phase_of(run), platform_, hosts_, step.share * share, false).front().exec;
+    };
+    for (Delayed& d : delayed_) {
+      if (!crosses(d.run)) continue;
+      d.exec = full(d.run, 1.0);
+      d.run.stand_ins = false;
+      ++timeline_.activities;
+    }
+    for (std::size_t k = 0; k < meta_.size(); ++k) {
+      Running& run = meta_[k];
+      if (!crosses(run)) continue;
+      auto* exec = static_cast<s4u::Exec*>(running_[k].get());
+      const double left = exec->get_remaining_ratio();
+      exec->cancel();
+      s4u::ExecPtr replacement = full(run, left);
+      replacement->start();
+      ++timeline_.activities;
+      running_[k] = replacement;
+      if (run.exec) run.exec = replacement;
+      run.left_scale *= left;
+      run.stand_ins = false;
+    }
   }
 
   void step_done(TaskId t, std::size_t step) {
@@ -610,7 +658,7 @@ class Driver {
       if (k == done)
         run.progress.finish(now, timeline_.link_spans);
       else
-        run.progress.sample(now, run.exec->get_remaining_ratio(), timeline_.link_spans);
+        run.progress.sample(now, run.left_scale * run.exec->get_remaining_ratio(), timeline_.link_spans);
     }
   }
 
@@ -631,11 +679,8 @@ class Driver {
   std::map<TaskId, std::vector<bool>> streamless_members_;  // pipeline transfers -> who takes part
   std::vector<std::vector<std::pair<int, double>>> entered_s_;  // collective -> (rank, time entered)
   std::map<TaskId, CollectiveRun> collectives_;
-  struct AllReduceLinks {
-    std::vector<bool> links;    // loaded by the all-reduce
-    std::vector<bool> ordered;  // per task: never runs beside it
-  };
-  std::vector<AllReduceLinks> all_reduces_;  // the all-reduces that move bytes
+  std::vector<bool> contended_scratch_;     // carried_now's working memory
+  std::vector<Transfer> carried_scratch_;   // what carried_now returns beside other collectives
   std::vector<int> worklist_;
   std::vector<std::pair<TaskId, int>> starting_;  // compute parts to launch at this instant
   std::vector<bool> in_worklist_;

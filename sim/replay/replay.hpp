@@ -45,6 +45,11 @@ struct ReplayOptions {
   // Run a compute task as one parallel task for all ranks that start it at
   // the same instant with identical amounts; unset: when more than 8 ranks.
   std::optional<bool> fuse_identical_compute;
+  // Aggregated dispatch/combine rounds carry solver stand-ins
+  // (solver_transfers()) while no other collective loads their links: the
+  // same times with far fewer SimGrid constraints. false: every round
+  // carries its own transfers (tests compare the two).
+  bool solver_stand_ins = true;
   bool record_link_spans = true;  // needed for trace counters; costs memory at large EP
   // The workload's precision.gemm_fallback: the dtype whose peak a compute
   // kernel runs at when its NPU lacks the kernel's dtype; unset: such a

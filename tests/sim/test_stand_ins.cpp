@@ -1,0 +1,101 @@
+// Solver stand-ins are decided while the replay runs: an aggregated
+// dispatch round carries them while no other collective loads its links,
+// and goes on with its own transfers from where it is when a gradient
+// collective starts beside it. The step must not see the difference: it
+// equals, to 1e-9, the step whose rounds never carry stand-ins. Each
+// simulation runs in a forked child.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "sim/simulate.hpp"
+#include "sim_test_support.hpp"
+
+using namespace epsim;
+using namespace epsim::sim;
+using epsim::sim::testing::in_child;
+using workloads::Task;
+using workloads::TaskGraph;
+using workloads::TaskKind;
+
+namespace {
+
+constexpr int kRanks = 16;  // two a2 nodes of 8
+constexpr int kPerNode = 8;
+
+// A uniform dispatch (4096 tokens per rank, BF16 hidden 7168: ~0.6 ms over
+// the NICs) and, on the DP stream, an all-reduce of `all_reduce_bytes` per
+// rank over all 16 ranks that waits for a kernel of `kernel_flops` per rank
+// (0: no kernel, the all-reduce is ready at once).
+TaskGraph dispatch_beside_all_reduce(double kernel_flops, double all_reduce_bytes) {
+  std::vector<std::int32_t> tokens(kRanks * kRanks, 4096 / kRanks);
+  TaskGraph g = testing::one_dispatch(kRanks, kPerNode, tokens, 7168);
+  std::vector<workloads::TaskId> deps;
+  if (kernel_flops > 0) {
+    Task kernel;
+    kernel.id = static_cast<workloads::TaskId>(g.tasks.size());
+    kernel.kind = TaskKind::kAttention;
+    kernel.flops.assign(kRanks, kernel_flops);
+    kernel.hbm_bytes.assign(kRanks, 1e6);
+    g.tasks.push_back(kernel);
+    deps.push_back(kernel.id);
+  }
+  Task ar;
+  ar.id = static_cast<workloads::TaskId>(g.tasks.size());
+  ar.kind = TaskKind::kGradAllReduce;
+  ar.phase = workloads::Phase::kGradSync;
+  ar.deps = deps;
+  ar.groups.emplace_back();
+  for (int r = 0; r < kRanks; ++r) ar.groups.back().push_back(r);
+  ar.bytes = all_reduce_bytes;
+  g.tasks.push_back(ar);
+  return g;
+}
+
+struct Outcome {
+  double step_s = 0;
+  long activities = 0;
+};
+
+Outcome run(const TaskGraph& graph, bool stand_ins) {
+  const std::string out = in_child([&] {
+    ReplayOptions options;
+    options.fidelity = Fidelity::kAggregated;
+    options.solver_stand_ins = stand_ins;
+    options.record_link_spans = true;  // the replaced round's link spans go on from where it was
+    Simulation s = simulate(PlatformRequest{"a2", {"node.count=2"}}, graph, options);
+    return fmt::format("{:.17g} {}", s.timeline.step_s, s.timeline.activities);
+  });
+  INFO(out);
+  Outcome o;
+  REQUIRE(std::sscanf(out.c_str(), "%lf %ld", &o.step_s, &o.activities) == 2);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("an all-reduce starting mid-dispatch replaces the round's stand-ins: the step is unchanged to 1e-9") {
+  // 2e10 flops: ~0.1 ms at the 910B's BF16 peak, well inside the dispatch.
+  const TaskGraph graph = dispatch_beside_all_reduce(2e10, 16e6);
+  const Outcome with = run(graph, true);
+  const Outcome without = run(graph, false);
+  CAPTURE(with.step_s, without.step_s, with.activities, without.activities);
+  CHECK(std::abs(with.step_s - without.step_s) <= 1e-9 * without.step_s);
+  // Some round carrying stand-ins was running or waiting for its latency
+  // when the all-reduce started, and was replaced (one more activity each).
+  CHECK(with.activities > without.activities);
+  // The all-reduce really shares links with the dispatch: alone it is shorter.
+  const Outcome alone = run(dispatch_beside_all_reduce(2e10, 0), true);
+  CHECK(alone.step_s < 0.99 * with.step_s);
+}
+
+TEST_CASE("an all-reduce ready with the dispatch: rounds start without stand-ins where it runs, same step") {
+  const TaskGraph graph = dispatch_beside_all_reduce(0, 256e6);
+  const Outcome with = run(graph, true);
+  const Outcome without = run(graph, false);
+  CAPTURE(with.step_s, without.step_s);
+  CHECK(std::abs(with.step_s - without.step_s) <= 1e-9 * without.step_s);
+}
