@@ -94,14 +94,27 @@ std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const Platf
                       std::all_of(first, last, [&](int l) { return platform.links[l].bandwidth_Bps >= capacity_Bps; });
     if (fits) stand_in = k;
   }
-  if (stand_in == count) return transfers;
   std::vector<Transfer> out;
   for (std::size_t k = 0; k < count; ++k)
     if (!leaves[k]) out.push_back(transfers[k]);
-  const Transfer& s = transfers[stand_in];
-  out.push_back({s.src_npu, s.dst_npu, bytes});
-  hbm_bytes[s.src_npu] -= bytes;
-  hbm_bytes[s.dst_npu] -= bytes;
+  if (stand_in < count) {
+    const Transfer& s = transfers[stand_in];
+    out.push_back({s.src_npu, s.dst_npu, bytes});
+    hbm_bytes[s.src_npu] -= bytes;
+    hbm_bytes[s.dst_npu] -= bytes;
+  } else {
+    // No one transfer can stand for the tightest link (skewed traffic: its
+    // bytes come from many senders): every leaving transfer crossing it
+    // stays as it is. The tightest link keeps its bytes, and the other
+    // private links carry less than they did, so stay no tighter.
+    for (std::size_t k = 0; k < count; ++k) {
+      auto [first, last] = links_of(k);
+      if (!leaves[k] || std::find(first, last, static_cast<int>(tightest)) == last) continue;
+      out.push_back(transfers[k]);
+      hbm_bytes[transfers[k].src_npu] -= transfers[k].bytes;
+      hbm_bytes[transfers[k].dst_npu] -= transfers[k].bytes;
+    }
+  }
   for (std::size_t npu = 0; npu < hbm_bytes.size(); ++npu)
     if (hbm_bytes[npu] > 0) out.push_back({static_cast<int>(npu), static_cast<int>(npu), hbm_bytes[npu]});
   return out;
@@ -163,7 +176,7 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
   // The same sharing with fewer entries: the solver transfers (a stand-in
   // and HBM loopbacks, already about one entry per NPU) or the phase's
   // transfers re-paired with the same bytes on every link (ptask_entries.hpp).
-  for (const Transfer& t : carried ? *carried : ptask_entries(phase.transfers, platform))
+  for (const Transfer& t : ptask_entries(carried ? *carried : phase.transfers, platform))
     bytes[slot(t.src_npu) * n + slot(t.dst_npu)] += t.bytes * scale;
   if (latency) latency_s += phase.setup_s;
   out.push_back(

@@ -60,8 +60,10 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
 // those transfers leave, their bytes stay on their HBMs as loopback
 // transfers (src == dst), and one of them, crossing the tightest link,
 // stays with that link's bytes (taken back from its HBMs' loopbacks).
-// Returns the phase's transfers unchanged when no transfer can leave or
-// no leaving transfer can stand for the tightest link.
+// When no one leaving transfer can stand for the tightest link (its HBMs
+// lack the room, or a link of its route is narrower), every leaving
+// transfer crossing that link stays instead. Returns the phase's
+// transfers unchanged when no transfer can leave.
 std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const PlatformFacts& platform,
                                        const std::vector<bool>& contended);
 

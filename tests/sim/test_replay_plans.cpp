@@ -297,6 +297,19 @@ TEST_CASE("a pipelined plan's bound is the flow shop of its chunks, latency once
   CHECK(plan_bound_s(plan, p) == Approx(l1 + 4 * t1 + l2 + 4 * t2));
 }
 
+// One node of `npus` NPUs whose links are their HBMs (links 0..npus-1);
+// the caller adds the fabric's links and routes.
+static PlatformFacts npus_with_hbms(int npus) {
+  PlatformFacts p;
+  p.nodes = 1;
+  p.npus_per_node = npus;
+  for (int i = 0; i < npus; ++i) {
+    p.npus.push_back({fmt::format("node0.npu{}", i), 0, i, 1e14, 2e14, 1e14, 1e12, 0, 0, i});
+    p.links.push_back({p.npus.back().name + ".hbm", 1e12, 0, true});
+  }
+  return p;
+}
+
 TEST_CASE("an aggregated round's parallel task carries one stand-in for the links only it loads") {
   // 4 NPUs, a private 10 GB/s link per ordered pair (links 4..15 in
   // (src, dst) order), transfer s -> d of (4 s + d + 1) MB: every pair link
@@ -335,13 +348,7 @@ TEST_CASE("an aggregated round's parallel task carries one stand-in for the link
 TEST_CASE("a transfer sharing a link with one that stays stays too, and a stand-in needs room on its HBMs") {
   // NPUs 0 and 1 send to 2 over their own uplinks a, b (10 GB/s) and a
   // shared link s (40 GB/s): routes 0 -> 2 = hbm0 a s hbm2, 1 -> 2 = hbm1 b s hbm2.
-  PlatformFacts p;
-  p.nodes = 1;
-  p.npus_per_node = 3;
-  for (int i = 0; i < 3; ++i) {
-    p.npus.push_back({fmt::format("node0.npu{}", i), 0, i, 1e14, 2e14, 1e14, 1e12, 0, 0, i});
-    p.links.push_back({p.npus.back().name + ".hbm", 1e12, 0, true});
-  }
+  PlatformFacts p = npus_with_hbms(3);
   p.links.push_back({"a", 1e10, 1e-6, true});
   p.links.push_back({"b", 1e10, 1e-6, true});
   p.links.push_back({"s", 4e10, 1e-6, true});
@@ -367,11 +374,40 @@ TEST_CASE("a transfer sharing a link with one that stays stays too, and a stand-
   CHECK(carried[0].bytes == 2e6);
   CHECK(carried[1].bytes == 1e6);
   // s as narrow as a and b: s (3 MB) is the tightest, and no transfer's
-  // HBMs hold 3 MB at both ends, so nothing leaves.
+  // HBMs hold 3 MB at both ends, so both transfers over s stay as they are.
   contended[4] = false;
   p.links[5].bandwidth_Bps = 1e10;
   carried = solver_transfers(phase, p, contended);
   REQUIRE(carried.size() == 2);
   CHECK(carried[0].src_npu == 0);
   CHECK(carried[1].src_npu == 1);
+}
+
+TEST_CASE("when no one transfer can stand for the tightest link, the transfers over it stay and the rest leave") {
+  // NPUs 0 and 1 send to 3 over their uplinks a, b and a shared link s;
+  // NPU 2 sends to 3 over its own uplink c alone. Every link 10 GB/s: s
+  // (3 MB from two senders) is the tightest, and neither sender's HBM holds
+  // 3 MB, so no single stand-in exists (skewed traffic into one rank).
+  PlatformFacts p = npus_with_hbms(4);
+  for (const char* name : {"a", "b", "c", "s"}) p.links.push_back({name, 1e10, 1e-6, true});
+  p.routes = RouteTable(4);
+  for (int i = 0; i < 4; ++i) p.routes.set(i, i, {i}, 0);
+  p.routes.set(0, 3, {0, 4, 7, 3}, 2e-6);
+  p.routes.set(1, 3, {1, 5, 7, 3}, 2e-6);
+  p.routes.set(2, 3, {2, 6, 3}, 1e-6);
+  CollectivePhase phase;
+  phase.transfers = {{0, 3, 2e6}, {1, 3, 1e6}, {2, 3, 1.5e6}};
+  const std::vector<double> hbm = link_load(phase.transfers, p);
+  const std::vector<bool> contended(p.links.size(), false);
+  const std::vector<Transfer> carried = solver_transfers(phase, p, contended);
+  // 0 -> 3 and 1 -> 3 as they are; 2 -> 3's bytes as loopbacks on HBMs 2 and 3.
+  REQUIRE(carried.size() == 4);
+  CHECK((carried[0].src_npu == 0 && carried[0].dst_npu == 3 && carried[0].bytes == 2e6));
+  CHECK((carried[1].src_npu == 1 && carried[1].dst_npu == 3 && carried[1].bytes == 1e6));
+  CHECK((carried[2].src_npu == 2 && carried[2].dst_npu == 2 && carried[2].bytes == 1.5e6));
+  CHECK((carried[3].src_npu == 3 && carried[3].dst_npu == 3 && carried[3].bytes == 1.5e6));
+  const std::vector<double> load = link_load(carried, p);
+  for (int npu = 0; npu < 4; ++npu) CHECK(load[npu] == Approx(hbm[npu]).epsilon(1e-15));
+  CHECK(load[7] == 3e6);  // s keeps its bytes
+  CHECK(load[6] == 0);    // c, private and looser, is no longer carried
 }
