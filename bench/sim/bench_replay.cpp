@@ -7,6 +7,8 @@
 //   bench_replay --ep 256 --skewed-dispatch
 //   --zoned: the zoned XML export (epsim platform xml) instead of the flattened build the replay uses
 //   --set key=value: a workload override (model.layers=13, parallel.micro_batches=4, ...)
+//   --no-fusion: a kernel per rank (ReplayOptions::fuse_identical_compute = false)
+//   --no-stand-ins: rounds carry their own transfers (ReplayOptions::solver_stand_ins = false)
 //   --link-spans: record link spans (what `epsim run --trace` does; off by default, as in `epsim run`)
 #include <sys/resource.h>
 #include <unistd.h>
@@ -88,6 +90,10 @@ int main(int argc, char** argv) {
       options.fidelity = v == "per-flow" ? sim::Fidelity::kPerFlow : sim::Fidelity::kAggregated, ++i;
     else if (a == "--chunks")
       options.pipeline_chunks = std::stoi(v), ++i;
+    else if (a == "--no-fusion")
+      options.fuse_identical_compute = false;
+    else if (a == "--no-stand-ins")
+      options.solver_stand_ins = false;
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
