@@ -176,7 +176,15 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
   // The same sharing with fewer entries: the solver transfers (a stand-in
   // and HBM loopbacks, already about one entry per NPU) or the phase's
   // transfers re-paired with the same bytes on every link (ptask_entries.hpp).
-  for (const Transfer& t : ptask_entries(carried ? *carried : phase.transfers, platform))
+  // Loopbacks (HBM only) need no re-pairing.
+  std::vector<Transfer> between;
+  for (const Transfer& t : carried ? *carried : phase.transfers) {
+    if (t.src_npu == t.dst_npu)
+      bytes[slot(t.src_npu) * n + slot(t.dst_npu)] += t.bytes * scale;
+    else
+      between.push_back(t);
+  }
+  for (const Transfer& t : ptask_entries(between, platform))
     bytes[slot(t.src_npu) * n + slot(t.dst_npu)] += t.bytes * scale;
   if (latency) latency_s += phase.setup_s;
   out.push_back(

@@ -539,12 +539,15 @@ class Driver {
   // Per phase of `plan`, the links its other phases load (the pipelined
   // stages run side by side).
   std::vector<std::vector<bool>> other_phase_links(const CollectivePlan& plan) const {
-    std::vector<std::vector<bool>> out;
-    for (std::size_t p = 0; p < plan.phases.size(); ++p) {
-      out.emplace_back(platform_.links.size(), false);
-      for (std::size_t q = 0; q < plan.phases.size(); ++q)
-        if (q != p) mark_links(plan.phases[q], out.back());
-    }
+    const std::size_t phases = plan.phases.size();
+    std::vector<std::vector<bool>> own(phases, std::vector<bool>(platform_.links.size(), false));
+    for (std::size_t p = 0; p < phases; ++p) mark_links(plan.phases[p], own[p]);
+    std::vector<std::vector<bool>> out(phases, std::vector<bool>(platform_.links.size(), false));
+    for (std::size_t p = 0; p < phases; ++p)
+      for (std::size_t q = 0; q < phases; ++q)
+        if (q != p)
+          for (std::size_t l = 0; l < own[q].size(); ++l)
+            if (own[q][l]) out[p][l] = true;
     return out;
   }
 
