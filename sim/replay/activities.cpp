@@ -192,13 +192,20 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
   return out;
 }
 
-void add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform, std::vector<double>& link_bytes,
-                          double share) {
+std::vector<int> add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform,
+                                      std::vector<double>& link_bytes, double share) {
   const double scale = share * (phase.per_step ? 1.0 : static_cast<double>(phase.steps));
+  std::vector<int> touched;
   for (const Transfer& t : phase.transfers) {
     auto [first, last] = platform.routes.links(t.src_npu, t.dst_npu);
-    for (const int* l = first; l != last; ++l) link_bytes[*l] += t.bytes * scale;
+    for (const int* l = first; l != last; ++l) {
+      touched.push_back(*l);
+      link_bytes[*l] += t.bytes * scale;
+    }
   }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  return touched;
 }
 
 }  // namespace epsim::sim

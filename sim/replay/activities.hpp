@@ -67,8 +67,9 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
 std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const PlatformFacts& platform,
                                        const std::vector<bool>& contended);
 
-// Bytes each link carries in one round of `phase` (times `share`), added to `link_bytes`.
-void add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform, std::vector<double>& link_bytes,
-                          double share = 1.0);
+// Bytes each link carries in one round of `phase` (times `share`), added
+// to `link_bytes`; returns the links the round crosses, ascending.
+std::vector<int> add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform,
+                                      std::vector<double>& link_bytes, double share = 1.0);
 
 }  // namespace epsim::sim

@@ -225,6 +225,7 @@ class Driver {
     // other phases (they run side by side), and what its parallel tasks
     // carry when nothing else loads its links (solver_transfers, computed
     // once); empty otherwise.
+    std::vector<std::vector<bool>> own_phases;    // per phase: the links it loads
     std::vector<std::vector<bool>> other_phases;
     std::vector<std::optional<std::vector<Transfer>>> alone;
     std::size_t done = 0;
@@ -459,13 +460,12 @@ class Driver {
     run.steps = plan_steps(run.plan, platform_);
     if (plan_bounds_ != nullptr)
       (*plan_bounds_)[static_cast<std::size_t>(t)] = plan_bound_s(run.plan, run.steps, platform_);
-    // Solver stand-ins need every activity that can load a round's links
-    // while it runs: other dispatches and combines never overlap one (each
-    // holds every rank's EP stream) unless pipeline stages run side by
-    // side, so with stages the plan runs as planned.
-    if (options_.solver_stand_ins && is_alltoallv(task) && graph_.stages == 1 &&
-        *options_.fidelity == Fidelity::kAggregated) {
-      run.other_phases = other_phase_links(run.plan);
+    if (options_.solver_stand_ins && is_alltoallv(task) && *options_.fidelity == Fidelity::kAggregated) {
+      for (const CollectivePhase& phase : run.plan.phases) {
+        run.own_phases.emplace_back(platform_.links.size(), false);
+        mark_links(phase, run.own_phases.back());
+      }
+      run.other_phases = other_phase_links(run.own_phases);
       run.alone.resize(run.plan.phases.size());
     }
     run.started.assign(run.steps.size(), false);
@@ -492,12 +492,13 @@ class Driver {
     const PlanStep& step = run.steps[i];
     const CollectivePhase& phase = run.plan.phases[step.phase];
     const double now = now_s();
-    std::vector<double> link_bytes(platform_.links.size(), 0.0);
-    add_round_link_bytes(phase, platform_, link_bytes, step.share);
-    for (std::size_t l = 0; l < link_bytes.size(); ++l) timeline_.link_bytes[l] += link_bytes[l];
-    const bool contender = !is_alltoallv(graph_.tasks[t]);
-    if (contender) drop_stand_ins(phase);
-    const std::vector<Transfer>* carried = run.other_phases.empty() ? nullptr : carried_now(run, step.phase);
+    // The round's bytes per link, summed in scratch memory that is 0 between calls.
+    std::vector<double>& link_bytes = round_link_bytes_;
+    link_bytes.resize(platform_.links.size(), 0.0);
+    const std::vector<int> touched = add_round_link_bytes(phase, platform_, link_bytes, step.share);
+    for (int l : touched) timeline_.link_bytes[l] += link_bytes[l];
+    drop_stand_ins(phase, t);
+    const std::vector<Transfer>* carried = run.other_phases.empty() ? nullptr : carried_now(run, t, step.phase);
     std::vector<PendingExec> execs = round_execs(phase, platform_, hosts_, step.share, step.latency, carried);
     run.started[i] = true;
     run.outstanding[i] = static_cast<int>(execs.size());
@@ -512,12 +513,13 @@ class Driver {
           auto [first, last] = platform_.routes.links(tr.src_npu, tr.dst_npu);
           for (const int* l = first; l != last; ++l) r.link_bytes.emplace_back(*l, tr.bytes * scale);
         } else {
-          for (std::size_t l = 0; l < link_bytes.size(); ++l)
-            if (link_bytes[l] > 0) r.link_bytes.emplace_back(static_cast<int>(l), link_bytes[l]);
+          for (int l : touched)
+            if (link_bytes[l] > 0) r.link_bytes.emplace_back(l, link_bytes[l]);
         }
       }
       launch(execs[k].exec, std::move(r), execs[k].latency_s);
     }
+    for (int l : touched) link_bytes[l] = 0;
   }
 
   // Marks every link the transfers of `phase` cross.
@@ -536,13 +538,11 @@ class Driver {
     });
   }
 
-  // Per phase of `plan`, the links its other phases load (the pipelined
-  // stages run side by side).
-  std::vector<std::vector<bool>> other_phase_links(const CollectivePlan& plan) const {
-    const std::size_t phases = plan.phases.size();
-    std::vector<std::vector<bool>> own(phases, std::vector<bool>(platform_.links.size(), false));
-    for (std::size_t p = 0; p < phases; ++p) mark_links(plan.phases[p], own[p]);
-    std::vector<std::vector<bool>> out(phases, std::vector<bool>(platform_.links.size(), false));
+  // Per phase, the links the other phases load (`own`: the links of each;
+  // the pipelined stages run side by side).
+  static std::vector<std::vector<bool>> other_phase_links(const std::vector<std::vector<bool>>& own) {
+    const std::size_t phases = own.size();
+    std::vector<std::vector<bool>> out(phases, std::vector<bool>(phases ? own[0].size() : 0, false));
     for (std::size_t p = 0; p < phases; ++p)
       for (std::size_t q = 0; q < phases; ++q)
         if (q != p)
@@ -557,16 +557,17 @@ class Driver {
     return c.plan.phases[c.steps[run.step].phase];
   }
 
-  // What a round of dispatch/combine phase p carries now: its stand-ins
-  // against the links of its other phases and of every other collective
-  // round launched and not ended (all-reduces, reduce-scatters,
-  // all-gathers, TP all-reduces). A round launched later drops the
-  // stand-ins of this one (drop_stand_ins), so they stay exact.
-  const std::vector<Transfer>* carried_now(CollectiveRun& run, std::size_t p) {
+  // What a round of dispatch/combine `t`'s phase p carries now: its
+  // stand-ins against the links of its other phases and of every other
+  // collective's rounds launched and not ended (gradient and TP
+  // collectives; other stages' dispatches, combines and pipeline
+  // transfers). A round launched later drops the stand-ins of this one
+  // (drop_stand_ins), so they stay exact.
+  const std::vector<Transfer>* carried_now(CollectiveRun& run, TaskId t, std::size_t p) {
     bool beside = false;
     contended_scratch_ = run.other_phases[p];
     auto mark = [&](const Running& other) {
-      if (other.rank >= 0 || is_alltoallv(graph_.tasks[other.task])) return;
+      if (other.rank >= 0 || other.task == t) return;
       mark_links(phase_of(other), contended_scratch_);
       beside = true;
     };
@@ -580,20 +581,22 @@ class Driver {
     return &*run.alone[p];
   }
 
-  // A round of `phase` (not a dispatch/combine) is about to start: every
-  // dispatch/combine round carrying stand-ins over links it loads goes on
-  // with the phase's own transfers instead, from where it is. One parallel
-  // task progresses at one rate, so its remaining work is the same share of
+  // A round of collective t's `phase` is about to start: every other
+  // collective's round carrying stand-ins over links it loads goes on with
+  // its own transfers instead, from where it is. One parallel task
+  // progresses at one rate, so its remaining work is the same share of
   // every transfer: the replacement carries that share and pays no latency.
-  void drop_stand_ins(const CollectivePhase& phase) {
-    std::vector<bool> loaded(platform_.links.size(), false);
-    mark_links(phase, loaded);
-    for (const NpuFacts& npu : platform_.npus) loaded[npu.hbm_link] = false;  // stand-ins keep HBM loads
+  void drop_stand_ins(const CollectivePhase& phase, TaskId t) {
     auto crosses = [&](const Running& run) {
-      if (!run.stand_ins) return false;
-      for (const Transfer& tr : phase_of(run).transfers) {
+      if (!run.stand_ins || run.task == t) return false;
+      const CollectiveRun& c = collectives_.at(run.task);
+      const std::vector<bool>& spared = c.own_phases[c.steps[run.step].phase];
+      for (const Transfer& tr : phase.transfers) {
         auto [first, last] = platform_.routes.links(tr.src_npu, tr.dst_npu);
-        if (std::any_of(first, last, [&](int l) { return loaded[l]; })) return true;
+        // Stand-ins keep every HBM's load: only the links between count.
+        const int src_hbm = platform_.npus[tr.src_npu].hbm_link, dst_hbm = platform_.npus[tr.dst_npu].hbm_link;
+        for (const int* l = first; l != last; ++l)
+          if (spared[*l] && *l != src_hbm && *l != dst_hbm) return true;
       }
       return false;
     };
@@ -683,6 +686,7 @@ class Driver {
   std::vector<std::vector<std::pair<int, double>>> entered_s_;  // collective -> (rank, time entered)
   std::map<TaskId, CollectiveRun> collectives_;
   std::vector<bool> contended_scratch_;     // carried_now's working memory
+  std::vector<double> round_link_bytes_;    // start_step's working memory: bytes per link, 0 between calls
   std::vector<Transfer> carried_scratch_;   // what carried_now returns beside other collectives
   std::vector<int> worklist_;
   std::vector<std::pair<TaskId, int>> starting_;  // compute parts to launch at this instant
