@@ -44,13 +44,12 @@ inline std::uint64_t below(std::uint64_t random, std::uint64_t n) {
 }
 
 constexpr int kMaxSlots = 64;  // top_k <= 64 (loader)
-constexpr int kRepeats = 32;
 
 }  // namespace
 
-LimitedDraws::LimitedDraws(const std::vector<double>& weights, int per_node, int node_limit, int k)
+LimitedDraws::LimitedDraws(const std::vector<double>& weights, int per_node, int node_limit, int k, int repeats)
     : per_node_(per_node), nodes_(static_cast<int>(weights.size()) / per_node), node_limit_(node_limit), k_(k),
-      slots_(std::min(k, node_limit)) {
+      slots_(std::min(k, node_limit)), repeats_(repeats) {
   const AliasTable all(weights);
   for (int c = 0; c < all.columns(); ++c) {
     all_threshold_.push_back(all.threshold(c));
@@ -113,7 +112,7 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
   const std::uint64_t* item_alias = all_item_alias_.data();
   const std::uint64_t columns = all_threshold_.size();
   const auto per_node = static_cast<std::size_t>(kPerNode > 0 ? kPerNode : per_node_);
-  const int k = k_, node_limit = node_limit_;
+  const int k = k_, node_limit = node_limit_, max_repeats = repeats_;
   std::uint64_t unmet = total_;
   int met = 0, count = 0;
   Rng local = rng;
@@ -131,11 +130,11 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
   };
 
   // First by weight over all experts, a repeat redrawn: one alias lookup
-  // per draw while few experts are taken. After kRepeats repeats in the
+  // per draw while few experts are taken. After repeats_ repeats in the
   // token, or once its nodes are met, the exact steps below.
   HalfWords bits;
   int repeats = 0;
-  while (count < k && met < node_limit && repeats < kRepeats) {
+  while (count < k && met < node_limit && repeats < max_repeats) {
     // As AliasTable::draw32.
     const std::uint64_t m = std::uint64_t{bits.next(local)} * columns;
     const auto column = static_cast<std::size_t>(m >> 32);

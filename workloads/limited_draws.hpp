@@ -20,8 +20,12 @@ class LimitedDraws {
   // `weights` per expert (>= 0), split into nodes of `per_node` (fits());
   // a token keeps the first `node_limit` nodes it meets and draws `k`
   // experts. The loader's check must hold: the node_limit weakest nodes
-  // with any weight hold at least k experts of positive weight.
-  LimitedDraws(const std::vector<double>& weights, int per_node, int node_limit, int k);
+  // with any weight hold at least k experts of positive weight. A token
+  // first draws by alias table, redrawing repeats, until `repeats` repeats
+  // or until its nodes are met; then by exact steps (tests set 0 to run
+  // exact steps only; the distribution is the same whatever `repeats`).
+  static constexpr int kRepeats = 16;
+  LimitedDraws(const std::vector<double>& weights, int per_node, int node_limit, int k, int repeats = kRepeats);
 
   // Fills chosen[0..k) with one token's distinct experts.
   void draw(Rng& rng, int* chosen) const;
@@ -37,6 +41,7 @@ class LimitedDraws {
   void draw_fixed(Rng& rng, int* chosen) const;
 
   int per_node_, nodes_, node_limit_, k_, slots_;  // slots_: nodes a token can meet, min(k, node_limit)
+  int repeats_;
   // An alias table over all experts (AliasTable's, copied out so that the
   // draw loop reads it through local pointers).
   std::vector<std::uint64_t> all_threshold_;
