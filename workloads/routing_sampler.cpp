@@ -23,6 +23,9 @@
 // next expert is drawn exactly from the remaining weights, which is the
 // same distribution. Equal weights under a node limit go by node pattern
 // instead (node_patterns.hpp): the same distribution, found by symmetry.
+// Other weights under a node limit, with nodes of up to 64 experts, go by
+// LimitedDraws (limited_draws.hpp): the same process, whose exact steps
+// take a new expert each; draw_limited below serves larger nodes.
 #include "workloads/routing_sampler.hpp"
 
 #include <algorithm>
