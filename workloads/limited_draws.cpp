@@ -18,12 +18,15 @@
 // - In the unmet weight, u - (the met nodes' remaining weight) is uniform
 //   over it; adding back the weight of every met node whose start it
 //   reaches (in the order of the nodes) maps it onto the layer's cumulative
-//   node weights, where a binary search finds the node and the rest of it,
-//   within the node, the expert. The node joins the met ones.
+//   node weights, where a bucket table and a short walk find the node and
+//   the rest of it, within the node, the expert. The node joins the met ones.
 // Either way the expert is drawn with probability weight / T: sequential
 // sampling without replacement, the same distribution as drawing by weight
-// and redrawing repeats, but every step takes a new expert, so a token is k
-// steps of fixed work. Weights are integers (units of 2^-48 of the total),
+// and redrawing repeats, but every step takes a new expert. The token
+// starts with such redrawing from an alias table over all experts (cheaper
+// while few experts are taken), until its nodes are met or repeats_
+// repeats; which method draws the next expert depends only on the draws so
+// far, and each uses fresh random bits, so the law is the same. Weights are integers (units of 2^-48 of the total),
 // so the remainders are exact and the only approximation is the rounding
 // of each weight to a unit; the uniform is the high word of random x T, off
 // by less than 2^-64 at any threshold.
@@ -69,15 +72,6 @@ LimitedDraws::LimitedDraws(const std::vector<double>& weights, int per_node, int
     node_units_.push_back(units);
     total_ += units;
     node_end_.push_back(total_);
-    const std::vector<double> local(weights.begin() + n * per_node, weights.begin() + (n + 1) * per_node);
-    const AliasTable table = units > 0 ? AliasTable(local) : AliasTable();
-    node_columns_.push_back(static_cast<std::uint64_t>(table.columns()));
-    for (int c = 0; c < per_node; ++c) {
-      const bool used = c < table.columns();
-      node_threshold_.push_back(used ? table.threshold(c) : 0);
-      node_item_.push_back(static_cast<std::uint8_t>(used ? table.item(c) : 0));
-      node_alias_.push_back(static_cast<std::uint8_t>(used ? table.alias(c) : 0));
-    }
   }
   // bucket_node_[b]: the first node ending after b's start, b x 2^kBucketShift.
   std::uint32_t n = 0;

@@ -1,6 +1,6 @@
-// Group-limited top-k draws for skewed weights (any weights, in fact) with
-// no rejection: every step of a token takes one new expert, so a token is
-// exactly k steps of fixed work and no data-dependent branches
+// Group-limited top-k draws for skewed weights (any weights, in fact):
+// alias draws with repeats redrawn while few experts are taken, then exact
+// steps that each take one new expert, with no rejection
 // (docs/workload.md, "The routing sampler").
 #pragma once
 
@@ -46,10 +46,6 @@ class LimitedDraws {
   // draw loop reads it through local pointers).
   std::vector<std::uint64_t> all_threshold_;
   std::vector<std::uint64_t> all_item_alias_;  // item | alias << 32
-  // Per node, an alias table over its experts (indices within the node),
-  // packed at column node x per_node.
-  std::vector<std::uint64_t> node_threshold_, node_columns_;
-  std::vector<std::uint8_t> node_item_, node_alias_;
   std::vector<std::uint64_t> units_;    // per expert
   std::vector<std::uint64_t> node_units_;  // per node: sum of its experts' units
   std::vector<std::uint64_t> node_start_;  // per node: units of the nodes before it
