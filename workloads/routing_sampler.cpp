@@ -23,6 +23,9 @@
 // next expert is drawn exactly from the remaining weights, which is the
 // same distribution. Equal weights under a node limit go by node pattern
 // instead (node_patterns.hpp): the same distribution, found by symmetry.
+// Other weights under a node limit, with nodes of up to 64 experts, go by
+// LimitedDraws (limited_draws.hpp): the same process, whose exact steps
+// take a new expert each; draw_limited below serves larger nodes.
 #include "workloads/routing_sampler.hpp"
 
 #include <algorithm>
@@ -32,6 +35,7 @@
 
 #include "workloads/alias_table.hpp"
 #include "workloads/expert_weights.hpp"
+#include "workloads/limited_draws.hpp"
 #include "workloads/node_patterns.hpp"
 #include "workloads/rng.hpp"
 
@@ -55,6 +59,9 @@ struct LayerTables {
   std::vector<std::uint64_t> in_node_threshold;
   std::vector<int> in_node_item, in_node_alias;
   std::vector<std::uint64_t> in_node_columns;
+  // Under a binding node limit with nodes of up to 64 experts: the draw
+  // without repeats (limited_draws.hpp) instead of the alias tables.
+  std::optional<LimitedDraws> limited;
 
   // As AliasTable::draw32, on node `node`'s packed table.
   int draw_in_node(int node, int per_node, std::uint32_t random) const {
@@ -110,7 +117,9 @@ class TokenDrawer {
   // Fills chosen[0..k) with distinct experts of token number `token`;
   // they are stamped in expert_stamp().
   void draw(Rng& rng, std::int32_t token, int* chosen) {
-    if (L_.limited) {
+    if (t_.limited) {
+      t_.limited->draw(rng, chosen);
+    } else if (L_.limited) {
       draw_limited(rng, token, chosen);
     } else {
       draw_free(rng, token, chosen);
@@ -263,6 +272,10 @@ LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
   t.uniform = std::all_of(t.weights.begin(), t.weights.end(), [&](double x) { return x == t.weights[0]; });
   t.experts = AliasTable(t.weights);
   if (!L.limited) return t;
+  if (LimitedDraws::fits(L.per_node)) {
+    t.limited.emplace(t.weights, L.per_node, L.node_limit, L.k);
+    return t;
+  }
   t.node_weights.assign(static_cast<std::size_t>(L.nodes), 0.0);
   for (int n = 0; n < L.nodes; ++n) {
     std::vector<double> local(t.weights.begin() + n * L.per_node, t.weights.begin() + (n + 1) * L.per_node);

@@ -1,0 +1,108 @@
+// LimitedDraws against the exact law of group-limited top-k: the
+// probability of every expert set, computed by running the sequential
+// draw (by weight without replacement, only in the met nodes once
+// node_limit are met) over all orders, for the rejection phase, the exact
+// steps alone, and the mix.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "workloads/limited_draws.hpp"
+
+using namespace epsim::workloads;
+
+namespace {
+
+using Sets = std::map<std::vector<int>, double>;
+
+void exact_walk(const std::vector<double>& w, int per_node, int limit, int k, std::vector<int>& taken,
+                std::set<int>& met, double p, Sets& out) {
+  if (static_cast<int>(taken.size()) == k) {
+    std::vector<int> sorted = taken;
+    std::sort(sorted.begin(), sorted.end());
+    out[sorted] += p;
+    return;
+  }
+  auto active = [&](int e) {
+    const bool open = static_cast<int>(met.size()) < limit || met.count(e / per_node) > 0;
+    return open && std::find(taken.begin(), taken.end(), e) == taken.end();
+  };
+  double total = 0;
+  for (int e = 0; e < static_cast<int>(w.size()); ++e)
+    if (active(e)) total += w[static_cast<std::size_t>(e)];
+  for (int e = 0; e < static_cast<int>(w.size()); ++e) {
+    if (!active(e) || w[static_cast<std::size_t>(e)] <= 0) continue;
+    const bool is_new = met.insert(e / per_node).second;
+    taken.push_back(e);
+    exact_walk(w, per_node, limit, k, taken, met, p * w[static_cast<std::size_t>(e)] / total, out);
+    taken.pop_back();
+    if (is_new) met.erase(e / per_node);
+  }
+}
+
+Sets exact_sets(const std::vector<double>& w, int per_node, int limit, int k) {
+  Sets out;
+  std::vector<int> taken;
+  std::set<int> met;
+  exact_walk(w, per_node, limit, k, taken, met, 1.0, out);
+  return out;
+}
+
+// Draws `tokens` tokens and checks every set's count against the exact
+// probability within 5 sigma (and sets of probability 0 never drawn).
+void check_against_exact(const std::vector<double>& w, int per_node, int limit, int k, int repeats) {
+  const Sets exact = exact_sets(w, per_node, limit, k);
+  double total = 0;
+  for (const auto& [set, p] : exact) total += p;
+  REQUIRE(total == Approx(1.0).epsilon(1e-12));
+  const LimitedDraws draws(w, per_node, limit, k, repeats);
+  Rng rng(12345);
+  const int tokens = 200000;
+  std::map<std::vector<int>, int> counts;
+  std::vector<int> chosen(static_cast<std::size_t>(k));
+  for (int t = 0; t < tokens; ++t) {
+    draws.draw(rng, chosen.data());
+    std::vector<int> sorted = chosen;
+    std::sort(sorted.begin(), sorted.end());
+    ++counts[sorted];
+  }
+  for (const auto& [set, count] : counts) {
+    INFO("set starting " << set[0] << " drawn " << count << " times");
+    CHECK(exact.count(set) == 1);  // distinct experts, within the limit, positive weights
+  }
+  for (const auto& [set, p] : exact) {
+    const double mean = tokens * p, sigma = std::sqrt(tokens * p * (1 - p));
+    const auto it = counts.find(set);
+    const double got = it == counts.end() ? 0 : it->second;
+    INFO("repeats " << repeats << ", set {" << set[0] << ", " << set[1] << ", ...}: drawn " << got << ", expected "
+                    << mean);
+    CHECK(std::abs(got - mean) <= 5 * sigma + 1);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("limited draws have the exact set probabilities of group-limited top-k", "[routing][limited]") {
+  // Zipf-like weights, 4 nodes of 3, limit 2, top-3: the first node holds
+  // the heaviest experts, so repeats and light leftovers are common.
+  std::vector<double> zipf;
+  for (int e = 0; e < 12; ++e) zipf.push_back(1.0 / (e + 1));
+  // 6 nodes of 2 with zero weights (node 0 has one drawable expert), limit 3, top-4.
+  const std::vector<double> mixed{5, 0, 1, 2, 0.5, 3, 1, 1, 4, 0.25, 2, 0};
+  for (int repeats : {0, 1, LimitedDraws::kRepeats}) {
+    check_against_exact(zipf, 3, 2, 3, repeats);
+    check_against_exact(mixed, 2, 3, 4, repeats);
+  }
+}
+
+TEST_CASE("limited draws with a limit beyond k never bind and draw by weight over all experts", "[routing][limited]") {
+  // Limit 5 >= k = 3 over 6 nodes: the law is sequential sampling without
+  // replacement over all 12 experts (exact_sets with limit k says the same).
+  std::vector<double> w;
+  for (int e = 0; e < 12; ++e) w.push_back(1.0 + (e % 5));
+  check_against_exact(w, 2, 5, 3, 0);
+  check_against_exact(w, 2, 5, 3, LimitedDraws::kRepeats);
+}
