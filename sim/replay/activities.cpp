@@ -199,7 +199,7 @@ std::vector<int> add_round_link_bytes(const CollectivePhase& phase, const Platfo
   for (const Transfer& t : phase.transfers) {
     auto [first, last] = platform.routes.links(t.src_npu, t.dst_npu);
     for (const int* l = first; l != last; ++l) {
-      touched.push_back(*l);
+      if (link_bytes[*l] == 0) touched.push_back(*l);  // once per link but for zero-byte transfers
       link_bytes[*l] += t.bytes * scale;
     }
   }

@@ -68,7 +68,8 @@ std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const Platf
                                        const std::vector<bool>& contended);
 
 // Bytes each link carries in one round of `phase` (times `share`), added
-// to `link_bytes`; returns the links the round crosses, ascending.
+// to `link_bytes`; returns the links the round crosses that held 0 before,
+// ascending (all it crosses when `link_bytes` starts at 0).
 std::vector<int> add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform,
                                       std::vector<double>& link_bytes, double share = 1.0);
 
