@@ -502,6 +502,7 @@ class Driver {
     std::vector<PendingExec> execs = round_execs(phase, platform_, hosts_, step.share, step.latency, carried);
     run.started[i] = true;
     run.outstanding[i] = static_cast<int>(execs.size());
+    collective_activities_ += static_cast<int>(execs.size());
     for (std::size_t k = 0; k < execs.size(); ++k) {
       Running r{t, -1, now, {}, {}, i, {}, {}};
       r.stand_ins = carried != nullptr && !phase.per_transfer && !same_transfers(*carried, phase.transfers);
@@ -562,23 +563,25 @@ class Driver {
   // collective's rounds launched and not ended (gradient and TP
   // collectives; other stages' dispatches, combines and pipeline
   // transfers). A round launched later drops the stand-ins of this one
-  // (drop_stand_ins), so they stay exact.
+  // (drop_stand_ins), so they stay exact. With pipeline stages other
+  // rounds run beside most rounds and marking their links costs more than
+  // stand-ins save: there a round beside others carries its own transfers.
   const std::vector<Transfer>* carried_now(CollectiveRun& run, TaskId t, std::size_t p) {
-    bool beside = false;
+    int own = 0;
+    for (int n : run.outstanding) own += n;
+    if (collective_activities_ == own) {
+      if (!run.alone[p]) run.alone[p] = solver_transfers(run.plan.phases[p], platform_, run.other_phases[p]);
+      return &*run.alone[p];
+    }
+    if (graph_.stages > 1) return nullptr;
     contended_scratch_ = run.other_phases[p];
     auto mark = [&](const Running& other) {
-      if (other.rank >= 0 || other.task == t) return;
-      mark_links(phase_of(other), contended_scratch_);
-      beside = true;
+      if (other.rank < 0 && other.task != t) mark_links(phase_of(other), contended_scratch_);
     };
     for (const Running& other : meta_) mark(other);
     for (const Delayed& d : delayed_) mark(d.run);
-    if (beside) {
-      carried_scratch_ = solver_transfers(run.plan.phases[p], platform_, contended_scratch_);
-      return &carried_scratch_;
-    }
-    if (!run.alone[p]) run.alone[p] = solver_transfers(run.plan.phases[p], platform_, run.other_phases[p]);
-    return &*run.alone[p];
+    carried_scratch_ = solver_transfers(run.plan.phases[p], platform_, contended_scratch_);
+    return &carried_scratch_;
   }
 
   // A round of collective t's `phase` is about to start: every other
@@ -628,6 +631,7 @@ class Driver {
 
   void step_done(TaskId t, std::size_t step) {
     CollectiveRun& run = collectives_[t];
+    --collective_activities_;
     if (--run.outstanding[step] > 0) return;
     ++run.done;
     advance(t);
@@ -685,9 +689,10 @@ class Driver {
   std::map<TaskId, std::vector<bool>> streamless_members_;  // pipeline transfers -> who takes part
   std::vector<std::vector<std::pair<int, double>>> entered_s_;  // collective -> (rank, time entered)
   std::map<TaskId, CollectiveRun> collectives_;
+  int collective_activities_ = 0;           // collective rounds' activities launched and not ended
   std::vector<bool> contended_scratch_;     // carried_now's working memory
-  std::vector<double> round_link_bytes_;    // start_step's working memory: bytes per link, 0 between calls
   std::vector<Transfer> carried_scratch_;   // what carried_now returns beside other collectives
+  std::vector<double> round_link_bytes_;    // start_step's working memory: bytes per link, 0 between calls
   std::vector<int> worklist_;
   std::vector<std::pair<TaskId, int>> starting_;  // compute parts to launch at this instant
   std::vector<bool> in_worklist_;
