@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 namespace epsim::sim::testing {
 
@@ -206,6 +207,18 @@ PlatformFacts bare_facts(int nodes, int npus_per_node) {
   p.nodes = nodes;
   p.npus_per_node = npus_per_node;
   p.npus.resize(static_cast<std::size_t>(nodes) * static_cast<std::size_t>(npus_per_node));
+  return p;
+}
+
+PlatformFacts hbm_facts(int nodes, int npus_per_node) {
+  PlatformFacts p;
+  p.nodes = nodes;
+  p.npus_per_node = npus_per_node;
+  for (int i = 0; i < nodes * npus_per_node; ++i) {
+    p.npus.push_back({fmt::format("node{}.npu{}", i / npus_per_node, i % npus_per_node), i / npus_per_node,
+                      i % npus_per_node, 1e14, 2e14, 1e14, 1e12, 0, 0, i});
+    p.links.push_back({p.npus.back().name + ".hbm", 1e12, 0, true});
+  }
   return p;
 }
 

@@ -23,6 +23,11 @@ std::string in_child(const std::function<std::string()>& body);
 // and placements, which only read the NPU count and layout.
 PlatformFacts bare_facts(int nodes, int npus_per_node);
 
+// Facts of `nodes` x `npus_per_node` NPUs (1e14 flop/s BF16, 1 TB/s HBM)
+// whose only links are their HBMs, link i of NPU i; the caller adds the
+// fabric's links and routes.
+PlatformFacts hbm_facts(int nodes, int npus_per_node);
+
 // A dispatch of traffic 0 at `bytes_per_token`.
 workloads::Task dispatch_task(double bytes_per_token);
 

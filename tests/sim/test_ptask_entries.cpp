@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "sim/replay/ptask_entries.hpp"
+#include "sim_test_support.hpp"
 
 namespace {
 
@@ -11,13 +12,7 @@ using namespace epsim::sim;
 
 // n NPUs under one switch: route s -> d is hbm s, up s, switch, down d, hbm d.
 PlatformFacts one_switch(int n) {
-  PlatformFacts p;
-  p.nodes = 1;
-  p.npus_per_node = n;
-  for (int i = 0; i < n; ++i) {
-    p.npus.push_back({fmt::format("node0.npu{}", i), 0, i, 1e14, 2e14, 1e14, 1e12, 0, 0, i});
-    p.links.push_back({p.npus.back().name + ".hbm", 1e12, 0, true});
-  }
+  PlatformFacts p = testing::hbm_facts(1, n);
   for (int i = 0; i < n; ++i) p.links.push_back({fmt::format("up{}", i), 1e11, 1e-6, true});
   for (int i = 0; i < n; ++i) p.links.push_back({fmt::format("down{}", i), 1e11, 1e-6, true});
   p.links.push_back({"switch", 1e13, 5e-7, false});

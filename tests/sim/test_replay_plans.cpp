@@ -17,15 +17,8 @@ namespace {
 
 // `nodes` x `per_node` NPUs; every route is src HBM, one 10 GB/s link (1 us), dst HBM.
 PlatformFacts grid(int nodes, int per_node) {
-  PlatformFacts p;
-  p.nodes = nodes;
-  p.npus_per_node = per_node;
+  PlatformFacts p = testing::hbm_facts(nodes, per_node);
   const int n = nodes * per_node;
-  for (int i = 0; i < n; ++i) {
-    p.npus.push_back({fmt::format("node{}.npu{}", i / per_node, i % per_node), i / per_node, i % per_node, 1e14, 2e14,
-                      1e14, 1e12, 0, 0, i});
-    p.links.push_back({p.npus.back().name + ".hbm", 1e12, 0, true});
-  }
   p.routes = RouteTable(n);
   for (int s = 0; s < n; ++s)
     for (int d = 0; d < n; ++d) {
@@ -297,19 +290,6 @@ TEST_CASE("a pipelined plan's bound is the flow shop of its chunks, latency once
   CHECK(plan_bound_s(plan, p) == Approx(l1 + 4 * t1 + l2 + 4 * t2));
 }
 
-// One node of `npus` NPUs whose links are their HBMs (links 0..npus-1);
-// the caller adds the fabric's links and routes.
-static PlatformFacts npus_with_hbms(int npus) {
-  PlatformFacts p;
-  p.nodes = 1;
-  p.npus_per_node = npus;
-  for (int i = 0; i < npus; ++i) {
-    p.npus.push_back({fmt::format("node0.npu{}", i), 0, i, 1e14, 2e14, 1e14, 1e12, 0, 0, i});
-    p.links.push_back({p.npus.back().name + ".hbm", 1e12, 0, true});
-  }
-  return p;
-}
-
 TEST_CASE("an aggregated round's parallel task carries one stand-in for the links only it loads") {
   // 4 NPUs, a private 10 GB/s link per ordered pair (links 4..15 in
   // (src, dst) order), transfer s -> d of (4 s + d + 1) MB: every pair link
@@ -348,7 +328,7 @@ TEST_CASE("an aggregated round's parallel task carries one stand-in for the link
 TEST_CASE("a transfer sharing a link with one that stays stays too, and a stand-in needs room on its HBMs") {
   // NPUs 0 and 1 send to 2 over their own uplinks a, b (10 GB/s) and a
   // shared link s (40 GB/s): routes 0 -> 2 = hbm0 a s hbm2, 1 -> 2 = hbm1 b s hbm2.
-  PlatformFacts p = npus_with_hbms(3);
+  PlatformFacts p = testing::hbm_facts(1, 3);
   p.links.push_back({"a", 1e10, 1e-6, true});
   p.links.push_back({"b", 1e10, 1e-6, true});
   p.links.push_back({"s", 4e10, 1e-6, true});
@@ -388,7 +368,7 @@ TEST_CASE("when no one transfer can stand for the tightest link, the transfers o
   // NPU 2 sends to 3 over its own uplink c alone. Every link 10 GB/s: s
   // (3 MB from two senders) is the tightest, and neither sender's HBM holds
   // 3 MB, so no single stand-in exists (skewed traffic into one rank).
-  PlatformFacts p = npus_with_hbms(4);
+  PlatformFacts p = testing::hbm_facts(1, 4);
   for (const char* name : {"a", "b", "c", "s"}) p.links.push_back({name, 1e10, 1e-6, true});
   p.routes = RouteTable(4);
   for (int i = 0; i < 4; ++i) p.routes.set(i, i, {i}, 0);
