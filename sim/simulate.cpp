@@ -42,7 +42,7 @@ Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph&
 
 Simulation simulate(PlatformShape checked, const workloads::TaskGraph& graph, const ReplayOptions& options,
                     const EngineOptions& engine_options, const Scenario& scenario,
-                    const std::optional<MemoryRequest>& memory) {
+                    const std::optional<MemoryRequest>& memory, const RoutingFeed* routing) {
   OpenPlatform open = open_platform(std::move(checked), engine_options);
   check_ranks_fit(open.shape, graph.ranks, graph.ranks_per_node);
   LoadedPlatform& loaded = open.loaded;
@@ -56,11 +56,29 @@ Simulation simulate(PlatformShape checked, const workloads::TaskGraph& graph, co
   // The cluster's kernel efficiencies (an XML platform has none: the plain
   // roofline, plus the graph's memory-bound kernels at the full HBM rate).
   const topology::ComputeSpec compute = open.shape.cluster ? open.shape.cluster->compute : topology::ComputeSpec{};
-  const workloads::TaskGraph calibrated =
+  workloads::TaskGraph calibrated =
       calibrate_compute(graph, compute, loaded.facts, out.placement, out.options.compute_fallback);
+  // A routed task's amounts arrive in `graph` (through `routing`) just
+  // before the replay needs them, and are calibrated then.
+  std::vector<char> routed(routing ? graph.traffic.size() : 0, 0);
+  const TaskGate fill_routed = [&](workloads::TaskId id) {
+    const int job = calibrated.tasks[static_cast<std::size_t>(id)].routing;
+    if (job < 0 || routed[static_cast<std::size_t>(job)]) return;
+    routed[static_cast<std::size_t>(job)] = 1;
+    (*routing)(job);
+    calibrated.traffic[static_cast<std::size_t>(job)] = graph.traffic[static_cast<std::size_t>(job)];
+    for (workloads::Task& t : calibrated.tasks)
+      if (t.routing == job) {
+        t = graph.tasks[static_cast<std::size_t>(t.id)];
+        calibrate_task(t, calibrated.ranks, compute, loaded.facts, out.placement, out.options.compute_fallback);
+      }
+  };
   // The replay first: it plans every collective, and the bounds reuse its plans' bounds.
   std::vector<double> plan_bounds;
-  out.timeline = replay(*open.engine, loaded, out.placement, calibrated, out.options, &plan_bounds);
+  out.timeline = replay(*open.engine, loaded, out.placement, calibrated, out.options, &plan_bounds,
+                        routing ? fill_routed : TaskGate{});
+  if (routing)  // every task has run, so every job is in; a graph may still list one no task reads
+    for (const workloads::Task& t : graph.tasks) fill_routed(t.id);
   out.bounds = step_bounds(loaded.facts, out.placement, calibrated, out.options, &plan_bounds);
   out.report = build_report(out.timeline, out.bounds, loaded.facts, out.placement, calibrated, out.options);
   out.report.scenario = scenario;

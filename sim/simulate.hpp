@@ -2,6 +2,7 @@
 // graph, bound it and report. One call per process (one SimGrid engine).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -52,10 +53,21 @@ Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph&
                     const ReplayOptions& options = {}, const EngineOptions& engine_options = {},
                     const Scenario& scenario = {}, const std::optional<MemoryRequest>& memory = std::nullopt);
 
-// The same for a platform check_platform has already given its verdict on.
+// For a graph built before its routing was drawn (from
+// workloads::RoutingStream::placeholder()): fills routing job `job`'s
+// amounts into that graph (workloads::fill_routing), waiting for the draw.
+// simulate() calls it once per job, just before the replay first reads a
+// task of that job, and copies the filled tasks into what it replays, so
+// the draw of later layers overlaps the replay of earlier ones.
+using RoutingFeed = std::function<void(int job)>;
+
+// The same for a platform check_platform has already given its verdict on;
+// with `routing`, the graph's routed tasks are filled in as the replay
+// reaches them (RoutingFeed).
 Simulation simulate(PlatformShape checked, const workloads::TaskGraph& graph, const ReplayOptions& options = {},
                     const EngineOptions& engine_options = {}, const Scenario& scenario = {},
-                    const std::optional<MemoryRequest>& memory = std::nullopt);
+                    const std::optional<MemoryRequest>& memory = std::nullopt,
+                    const RoutingFeed* routing = nullptr);
 
 // The same for a platform named without overrides (a preset, TOML or XML path).
 Simulation simulate(const std::string& platform, const workloads::TaskGraph& graph,

@@ -203,9 +203,12 @@ RunOutcome run_request(const RunRequest& r) {
   options.compute_fallback = w.precision.gemm_fallback;
   // The platform's own name and NPU model are filled in by simulate().
   const sim::Scenario scenario = describe(r, w);
-  out.graph = workloads::build_task_graph(w);
+  // The routing is drawn while the platform loads and the replay runs.
+  workloads::RoutingStream routing(w);
+  out.graph = workloads::build_task_graph(w, routing.placeholder());
+  const sim::RoutingFeed feed = [&](int job) { workloads::fill_routing(out.graph, w, job, routing.take(job)); };
   out.simulation =
-      sim::simulate(std::move(job.platform), out.graph, options, engine, scenario, memory_request(w));
+      sim::simulate(std::move(job.platform), out.graph, options, engine, scenario, memory_request(w), &feed);
   return out;
 }
 

@@ -29,9 +29,8 @@
 #include "workloads/routing_sampler.hpp"
 
 #include <algorithm>
-#include <atomic>
+#include <memory>
 #include <optional>
-#include <thread>
 
 #include "workloads/alias_table.hpp"
 #include "workloads/expert_weights.hpp"
@@ -351,9 +350,17 @@ void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, co
 
 }  // namespace
 
-RoutingSample sample_routing(const WorkloadSpec& w, int threads) {
-  const ParallelSpec& p = w.parallel;
+struct RoutingJobs::State {
+  const WorkloadSpec& w;
   Layout L{};
+  RoutingSample sample;
+  std::vector<LayerTables> tables;  // per MoE layer
+  std::optional<NodePatternSampler> patterns;
+};
+
+RoutingJobs::RoutingJobs(const WorkloadSpec& w) : s_(std::make_unique<State>(State{w, {}, {}, {}, {}})) {
+  const ParallelSpec& p = w.parallel;
+  Layout& L = s_->L;
   L.ep = p.ep;
   L.experts = w.model.experts;
   L.k = w.model.top_k;
@@ -367,7 +374,7 @@ RoutingSample sample_routing(const WorkloadSpec& w, int threads) {
     L.node_of.push_back(e / L.per_node);
   }
 
-  RoutingSample s;
+  RoutingSample& s = s_->sample;
   s.ranks = p.ranks();
   s.ranks_per_node = p.ranks_per_node;
   s.experts_per_rank = L.per_rank;
@@ -391,34 +398,26 @@ RoutingSample sample_routing(const WorkloadSpec& w, int threads) {
     }
   }
 
-  std::vector<LayerTables> tables(static_cast<std::size_t>(moe_layers));
-  for (int l = 0; l < moe_layers; ++l) tables[static_cast<std::size_t>(l)] = make_tables(w, l, L);
-
-  std::optional<NodePatternSampler> patterns;
+  s_->tables.resize(static_cast<std::size_t>(moe_layers));
+  for (int l = 0; l < moe_layers; ++l) s_->tables[static_cast<std::size_t>(l)] = make_tables(w, l, L);
   if (L.limited && NodePatternSampler::fits(L.per_node))
-    patterns.emplace(L.experts, L.nodes, L.node_limit, L.k, L.per_rank);
-
-  // Jobs write disjoint slices of `s`, each from its own random stream:
-  // the result does not depend on the thread count or scheduling.
-  const int layer_jobs = moe_layers * p.micro_batches;
-  std::atomic<int> next_layer{0};
-  auto run = [&] {
-    for (int j = next_layer++; j < layer_jobs; j = next_layer++) {
-      const int l = j / p.micro_batches, mb = j % p.micro_batches;
-      for (int replica = 0; replica < p.edp(); ++replica) {
-        const LayerTables& t = tables[static_cast<std::size_t>(l)];
-        sample_job(w, t, L, t.uniform && patterns ? &*patterns : nullptr, l, mb, replica,
-                   s.layers[static_cast<std::size_t>(j)]);
-      }
-    }
-  };
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::min(threads, layer_jobs);
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back(run);
-  run();
-  for (std::thread& t : pool) t.join();
-  return s;
+    s_->patterns.emplace(L.experts, L.nodes, L.node_limit, L.k, L.per_rank);
 }
+
+RoutingJobs::~RoutingJobs() = default;
+
+int RoutingJobs::count() const { return static_cast<int>(s_->sample.layers.size()); }
+
+void RoutingJobs::run(int job) {
+  const WorkloadSpec& w = s_->w;
+  const int micro_batches = w.parallel.micro_batches;
+  const int l = job / micro_batches, mb = job % micro_batches;
+  const LayerTables& t = s_->tables[static_cast<std::size_t>(l)];
+  for (int replica = 0; replica < w.parallel.edp(); ++replica)
+    sample_job(w, t, s_->L, t.uniform && s_->patterns ? &*s_->patterns : nullptr, l, mb, replica,
+               s_->sample.layers[static_cast<std::size_t>(job)]);
+}
+
+RoutingSample& RoutingJobs::sample() { return s_->sample; }
 
 }  // namespace epsim::workloads

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "workloads/task_graph.hpp"
@@ -38,9 +39,27 @@ struct RoutingSample {
   }
 };
 
-// Draws the routing of every MoE layer and micro-batch. Deterministic in
-// (workload, routing.seed) whatever `threads` is (0 = one per core).
-RoutingSample sample_routing(const WorkloadSpec& w, int threads = 0);
+// The jobs of drawing a step's routing, one per (MoE layer, micro-batch):
+// job moe_layer x micro_batches + micro_batch draws sample().layers[job]
+// (every EP replica's tokens), each token from a random stream of its own,
+// so the result depends on neither the order nor the thread jobs run on.
+// Distinct jobs may run at once on different threads (routing_stream.hpp).
+class RoutingJobs {
+ public:
+  explicit RoutingJobs(const WorkloadSpec& w);  // `w` must outlive this
+  ~RoutingJobs();
+  RoutingJobs(const RoutingJobs&) = delete;
+  RoutingJobs& operator=(const RoutingJobs&) = delete;
+
+  int count() const;
+  void run(int job);
+  // Every layer sized, counts zero until its job has run.
+  RoutingSample& sample();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // Rows an expert GEMM runs for `tokens` tokens: rounded up to `alignment`.
 inline std::int64_t aligned_rows(std::int64_t tokens, int alignment) {

@@ -95,6 +95,11 @@ struct Task {
   // rank i of the graph when `groups` is empty, else rank groups[0][i] (a
   // pipeline stage's ranks; for kPipelineP2p the sender's then the receiver's).
   int traffic = -1;  // index into TaskGraph::traffic
+
+  // kDispatch / kCombine / kExpertGemm: the routing job (MoE layer x
+  // micro_batches + micro-batch, as TaskGraph::traffic) whose draw sets its
+  // traffic or its experts' loads; -1 for every other task.
+  int routing = -1;
   bool transpose = false;
   double bytes_per_token = 0;
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <utility>
 
 #include "core/error.hpp"
 #include "workloads/grad_buckets.hpp"
@@ -14,6 +15,28 @@
 namespace epsim::workloads {
 
 namespace {
+
+// An expert GEMM's per-rank amounts from its layer's expert loads (none
+// yet: zero). The routing sample covers one stage's ranks: stage s's rank
+// s x stage_ranks + i draws as the sample's rank i.
+void set_expert_loads(Task& t, const WorkloadSpec& w, const LayerRouting& lr, int ranks, int stage_ranks) {
+  const double factor = t.phase == Phase::kBackward ? 2.0 : 1.0;
+  const int experts_per_rank = w.model.experts / w.parallel.ep;
+  const int first = t.stage < 0 ? 0 : t.stage * stage_ranks;
+  t.flops.assign(static_cast<std::size_t>(ranks), 0.0);
+  t.hbm_bytes.assign(static_cast<std::size_t>(ranks), 0.0);
+  t.gemm_rows.assign(static_cast<std::size_t>(ranks), 0.0);
+  if (lr.expert_tokens.empty()) return;
+  for (int local = 0; local < stage_ranks; ++local) {
+    const auto rank = static_cast<std::size_t>(first + local);
+    const ComputeCost c =
+        expert_gemm_cost(w, &lr.expert_tokens[static_cast<std::size_t>(local) * experts_per_rank], experts_per_rank);
+    t.flops[rank] = factor * c.flops;
+    t.hbm_bytes[rank] = factor * c.hbm_bytes;
+    t.gemm_rows[rank] = c.rows;
+    t.kernels = static_cast<int>(factor) * c.kernels;
+  }
+}
 
 class Builder {
  public:
@@ -335,30 +358,12 @@ class Builder {
     return add(std::move(t));
   }
 
-  // The routing sample covers one stage's ranks: stage s's rank s x
-  // stage_ranks + i draws as the sample's rank i.
   TaskId expert_gemm(Phase phase, int layer, int mb, TaskId dep, int stage) {
-    const LayerRouting& lr = r_.at(layer - w_.model.dense_layers, mb);
-    const double factor = phase == Phase::kBackward ? 2.0 : 1.0;
     Task t = base(TaskKind::kExpertGemm, phase, layer, mb, {dep});
     t.dtype = w_.precision.gemm;
     t.stage = stage;
-    const int first = stage < 0 ? 0 : stage * g_.stage_ranks;
-    for (int rank = 0; rank < g_.ranks; ++rank) {
-      const int local = rank - first;
-      if (local < 0 || local >= r_.ranks) {
-        t.flops.push_back(0);
-        t.hbm_bytes.push_back(0);
-        t.gemm_rows.push_back(0);
-        continue;
-      }
-      ComputeCost c = expert_gemm_cost(w_, &lr.expert_tokens[static_cast<std::size_t>(local) * r_.experts_per_rank],
-                                       r_.experts_per_rank);
-      t.flops.push_back(factor * c.flops);
-      t.hbm_bytes.push_back(factor * c.hbm_bytes);
-      t.gemm_rows.push_back(c.rows);
-      t.kernels = static_cast<int>(factor) * c.kernels;
-    }
+    t.routing = (layer - w_.model.dense_layers) * w_.parallel.micro_batches + mb;
+    set_expert_loads(t, w_, r_.at(layer - w_.model.dense_layers, mb), g_.ranks, g_.stage_ranks);
     return add(std::move(t));
   }
 
@@ -366,6 +371,7 @@ class Builder {
                     std::vector<TaskId> deps, int stage) {
     Task t = base(kind, phase, layer, mb, std::move(deps));
     t.traffic = (layer - w_.model.dense_layers) * w_.parallel.micro_batches + mb;
+    t.routing = t.traffic;
     t.transpose = transpose;
     t.bytes_per_token = bytes_per_token;
     if (stage >= 0) t.groups.push_back(stage_rank_list(stage));
@@ -611,6 +617,13 @@ class Builder {
 }  // namespace
 
 TaskGraph build_task_graph(const WorkloadSpec& w, const RoutingSample& routing) { return Builder(w, routing).build(); }
+
+void fill_routing(TaskGraph& graph, const WorkloadSpec& w, int job, LayerRouting routing) {
+  for (Task& t : graph.tasks)
+    if (t.routing == job && t.kind == TaskKind::kExpertGemm)
+      set_expert_loads(t, w, routing, graph.ranks, graph.stage_ranks);
+  graph.traffic[static_cast<std::size_t>(job)] = std::move(routing.traffic);
+}
 
 TaskGraph build_task_graph(const WorkloadSpec& w) { return build_task_graph(w, sample_routing(w)); }
 

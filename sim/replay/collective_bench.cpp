@@ -6,7 +6,7 @@
 #include "core/error.hpp"
 #include "sim/platform/placement.hpp"
 #include "sim/replay/collectives.hpp"
-#include "workloads/routing_sampler.hpp"
+#include "workloads/routing_stream.hpp"
 
 namespace epsim::sim {
 

@@ -50,30 +50,33 @@ double calibrated_time_s(const workloads::Task& task, int rank, const topology::
          task.kernels * m.launch_overhead_s;
 }
 
+void calibrate_task(workloads::Task& t, int ranks, const topology::ComputeSpec& model, const PlatformFacts& platform,
+                    const Placement& placement, std::optional<workloads::Dtype> fallback) {
+  if (t.is_collective()) return;
+  for (int r = 0; r < ranks; ++r) {
+    const NpuFacts& npu = platform.npus[static_cast<std::size_t>(placement.npu_of_rank[r])];
+    const double target = calibrated_time_s(t, r, model, npu, fallback);
+    const std::size_t i = static_cast<std::size_t>(r);
+    const double peak = peak_flops_per_s(npu, effective_dtype(npu, t.dtype, fallback));
+    const double roofline = std::max(t.flops[i] / peak, t.hbm_bytes[i] / npu.hbm_bandwidth_Bps);
+    if (roofline > 0) {
+      t.flops[i] *= target / roofline;
+      t.hbm_bytes[i] *= target / roofline;
+    } else {
+      t.hbm_bytes[i] = target * npu.hbm_bandwidth_Bps;  // only memory-bound kernels
+    }
+  }
+  // The amounts now hold them; a second calibration must not count them again.
+  t.elementwise_bytes.clear();
+  t.gemm_rows.clear();
+  t.kernels = 0;
+}
+
 workloads::TaskGraph calibrate_compute(const workloads::TaskGraph& graph, const topology::ComputeSpec& model,
                                        const PlatformFacts& platform, const Placement& placement,
                                        std::optional<workloads::Dtype> fallback) {
   workloads::TaskGraph out = graph;
-  for (workloads::Task& t : out.tasks) {
-    if (t.is_collective()) continue;
-    for (int r = 0; r < out.ranks; ++r) {
-      const NpuFacts& npu = platform.npus[static_cast<std::size_t>(placement.npu_of_rank[r])];
-      const double target = calibrated_time_s(t, r, model, npu, fallback);
-      const std::size_t i = static_cast<std::size_t>(r);
-      const double peak = peak_flops_per_s(npu, effective_dtype(npu, t.dtype, fallback));
-      const double roofline = std::max(t.flops[i] / peak, t.hbm_bytes[i] / npu.hbm_bandwidth_Bps);
-      if (roofline > 0) {
-        t.flops[i] *= target / roofline;
-        t.hbm_bytes[i] *= target / roofline;
-      } else {
-        t.hbm_bytes[i] = target * npu.hbm_bandwidth_Bps;  // only memory-bound kernels
-      }
-    }
-    // The amounts now hold them; a second calibration must not count them again.
-    t.elementwise_bytes.clear();
-    t.gemm_rows.clear();
-    t.kernels = 0;
-  }
+  for (workloads::Task& t : out.tasks) calibrate_task(t, out.ranks, model, platform, placement, fallback);
   return out;
 }
 

@@ -30,6 +30,11 @@ KernelClass kernel_class(workloads::TaskKind kind);
 double calibrated_time_s(const workloads::Task& task, int rank, const topology::ComputeSpec& model,
                          const NpuFacts& npu, std::optional<workloads::Dtype> fallback);
 
+// Compute task `t` (of a graph of `ranks` ranks) rescaled in place as
+// calibrate_compute does; collectives are left as they are.
+void calibrate_task(workloads::Task& t, int ranks, const topology::ComputeSpec& model, const PlatformFacts& platform,
+                    const Placement& placement, std::optional<workloads::Dtype> fallback);
+
 // `graph` with every compute task's flops and hbm_bytes rescaled to its
 // calibrated time on the NPU of each rank. The identity for the default
 // ComputeSpec on tasks without elementwise bytes.

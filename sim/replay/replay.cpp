@@ -100,7 +100,7 @@ namespace {
 class Driver {
  public:
   Driver(const LoadedPlatform& platform, const Placement& placement, const TaskGraph& graph,
-         const ReplayOptions& options, std::vector<double>* plan_bounds)
+         const ReplayOptions& options, std::vector<double>* plan_bounds, const TaskGate& before_task)
       : platform_(platform.facts),
         hosts_(platform.hosts),
         placement_(placement),
@@ -115,7 +115,9 @@ class Driver {
         compute_ready_(graph.ranks),
         entered_s_(graph.tasks.size()),
         in_worklist_(graph.ranks, false),
-        plan_bounds_(plan_bounds) {
+        plan_bounds_(plan_bounds),
+        before_task_(before_task),
+        opened_(before_task ? graph.tasks.size() : 0, 0) {
     if (plan_bounds_ != nullptr) plan_bounds_->assign(graph.tasks.size(), -1.0);
     timeline_.link_bytes.assign(platform_.links.size(), 0.0);
     check_graph();
@@ -288,6 +290,13 @@ class Driver {
     }
   }
 
+  // Lets before_task_ fill in task t before its amounts are first read.
+  void open(TaskId t) {
+    if (!before_task_ || opened_[static_cast<std::size_t>(t)]) return;
+    opened_[static_cast<std::size_t>(t)] = 1;
+    before_task_(t);
+  }
+
   void became_ready(TaskId t, int r) {
     const Task& task = graph_.tasks[t];
     if (!task.is_collective() && options_.schedule == Schedule::kOverlap) compute_ready_[r].push(t);
@@ -344,6 +353,7 @@ class Driver {
 
   // Queues rank r's part of compute task t (or finishes it when it has no work).
   void start_compute(TaskId t, int r) {
+    open(t);
     const Task& task = graph_.tasks[t];
     if (!(task.flops[r] > 0) && !(task.hbm_bytes[r] > 0)) {
       const double now = now_s();
@@ -447,6 +457,7 @@ class Driver {
   }
 
   void enter_collective(TaskId t, int r) {
+    open(t);
     const double now = now_s();
     entered_s_[t].emplace_back(r, now);
     if (static_cast<int>(entered_s_[t].size()) < members_[t]) return;
@@ -703,6 +714,8 @@ class Driver {
   double t0_s_ = 0;               // engine clock when the replay began
   std::size_t finished_ = 0;
   std::vector<double>* plan_bounds_;  // optional: per task, its plan's bound
+  const TaskGate& before_task_;
+  std::vector<char> opened_;  // per task: before_task_ called (with before_task_ only)
   Timeline timeline_;
 };
 
@@ -734,9 +747,10 @@ class ZeroLinkLatencies {
 }  // namespace
 
 Timeline replay(SimEngine& engine, const LoadedPlatform& platform, const Placement& placement,
-                const TaskGraph& graph, const ReplayOptions& options, std::vector<double>* plan_bounds) {
+                const TaskGraph& graph, const ReplayOptions& options, std::vector<double>* plan_bounds,
+                const TaskGate& before_task) {
   const ReplayOptions resolved = resolve(options, platform.facts, placement);
-  Driver driver(platform, placement, graph, resolved, plan_bounds);
+  Driver driver(platform, placement, graph, resolved, plan_bounds, before_task);
   const ZeroLinkLatencies zero_latencies(engine.engine());
   std::exception_ptr failure;
   s4u::Actor::create("epsim-replay", platform.hosts.front(), [&driver, &failure] {

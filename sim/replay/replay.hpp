@@ -3,6 +3,8 @@
 // done and its stream is free. Returns what happened as a Timeline.
 #pragma once
 
+#include <functional>
+
 #include <optional>
 #include <string>
 
@@ -92,8 +94,12 @@ AlltoallvOptions alltoallv_options(const ReplayOptions& resolved);
 // failure mid-run is std::runtime_error naming the task.
 // With `plan_bounds`: per task, the plan_bound_s of each collective's plan
 // as the replay made it (-1 for compute tasks), for step_bounds() to reuse.
+// With `before_task`: called once per task before the replay first reads
+// anything of it but its dependencies and groups, which may fill in the
+// task's amounts in `graph` (simulate()'s RoutingFeed).
+using TaskGate = std::function<void(workloads::TaskId)>;
 Timeline replay(SimEngine& engine, const LoadedPlatform& platform, const Placement& placement,
                 const workloads::TaskGraph& graph, const ReplayOptions& options,
-                std::vector<double>* plan_bounds = nullptr);
+                std::vector<double>* plan_bounds = nullptr, const TaskGate& before_task = {});
 
 }  // namespace epsim::sim

@@ -19,7 +19,7 @@
 #include "topology/cluster_spec.hpp"
 #include "topology/presets.hpp"
 #include "topology/topology_graph.hpp"
-#include "workloads/routing_sampler.hpp"
+#include "workloads/routing_stream.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace epsim::sim {

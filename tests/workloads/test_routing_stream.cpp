@@ -1,0 +1,111 @@
+// The routing stream and the graph filled from it as the replay asks: the
+// same sample and the same graph as drawing everything first, whatever the
+// order jobs are asked for and the number of threads drawing them.
+#include <numeric>
+
+#include <catch2/catch.hpp>
+
+#include "workloads/routing_stream.hpp"
+#include "workloads/task_graph_builder.hpp"
+#include "workloads/workload_loader.hpp"
+#include "workload_text.hpp"
+
+using namespace epsim::workloads;
+
+namespace {
+
+void check_same_layer(const LayerRouting& a, const LayerRouting& b) {
+  CHECK(a.layer == b.layer);
+  CHECK(a.micro_batch == b.micro_batch);
+  CHECK(a.traffic.tokens == b.traffic.tokens);
+  CHECK(a.traffic.node_tokens == b.traffic.node_tokens);
+  CHECK(a.expert_tokens == b.expert_tokens);
+  CHECK(a.max_nodes_per_token == b.max_nodes_per_token);
+}
+
+// Node-limited (by pattern and by skewed draws), with and without stages.
+std::vector<WorkloadSpec> shapes() {
+  testing::Knobs limited;
+  limited.ep = 32;
+  limited.ranks_per_node = 4;
+  limited.experts = 64;
+  limited.top_k = 6;
+  limited.node_limit = 3;
+  limited.micro_batches = 3;
+  limited.tokens = 256;
+  testing::Knobs zipf = limited;
+  zipf.routing = "kind = \"zipf\"\nzipf_s = 1.0";
+  return {testing::workload(limited), testing::workload(zipf),
+          load_workload("tiny-moe", {"parallel.pp=2", "parallel.micro_batches=4"})};
+}
+
+}  // namespace
+
+TEST_CASE("a routing stream's jobs, taken in any order on any threads, are sample_routing's", "[routing][stream]") {
+  for (const WorkloadSpec& w : shapes()) {
+    const RoutingSample all = sample_routing(w, 1);
+    REQUIRE(all.layers.size() > 2);
+    for (int threads : {1, 2, 4}) {
+      RoutingStream stream(w, threads);
+      REQUIRE(stream.jobs() == static_cast<int>(all.layers.size()));
+      // Last first: the caller draws what it needs while workers go in order.
+      for (int job = stream.jobs() - 1; job >= 0; --job)
+        check_same_layer(stream.take(job), all.layers[static_cast<std::size_t>(job)]);
+    }
+    const RoutingSample again = RoutingStream(w, 3).take();
+    for (std::size_t i = 0; i < all.layers.size(); ++i) check_same_layer(again.layers[i], all.layers[i]);
+  }
+}
+
+TEST_CASE("a stream's placeholder has every layer's shape and no counts", "[routing][stream]") {
+  const WorkloadSpec w = shapes().front();
+  RoutingStream stream(w, 2);
+  const RoutingSample& shape = stream.placeholder();
+  const RoutingSample all = stream.take();
+  CHECK(shape.ranks == all.ranks);
+  CHECK(shape.micro_batches == all.micro_batches);
+  CHECK(shape.experts_per_rank == all.experts_per_rank);
+  REQUIRE(shape.layers.size() == all.layers.size());
+  for (std::size_t i = 0; i < shape.layers.size(); ++i) {
+    CHECK(shape.layers[i].layer == all.layers[i].layer);
+    CHECK(shape.layers[i].traffic.ranks == all.layers[i].traffic.ranks);
+    CHECK(shape.layers[i].traffic.tokens_per_rank == all.layers[i].traffic.tokens_per_rank);
+    CHECK(shape.layers[i].traffic.tokens.empty());
+    CHECK(shape.layers[i].expert_tokens.empty());
+  }
+}
+
+TEST_CASE("a graph built from the placeholder and filled job by job is the graph of the whole sample",
+          "[task_graph][stream]") {
+  for (const WorkloadSpec& w : shapes()) {
+    const TaskGraph whole = build_task_graph(w, sample_routing(w, 2));
+    RoutingStream stream(w, 2);
+    TaskGraph filled = build_task_graph(w, stream.placeholder());
+    REQUIRE(filled.tasks.size() == whole.tasks.size());
+    int routed = 0;
+    for (const Task& t : filled.tasks) {
+      if (t.kind == TaskKind::kExpertGemm) {
+        CHECK(std::accumulate(t.flops.begin(), t.flops.end(), 0.0) == 0.0);  // nothing drawn yet
+        CHECK(t.routing >= 0);
+      }
+      if (t.kind == TaskKind::kDispatch || t.kind == TaskKind::kCombine) CHECK(t.routing == t.traffic);
+      routed += t.routing >= 0 ? 1 : 0;
+    }
+    CHECK(routed > 0);
+    for (int job = stream.jobs() - 1; job >= 0; --job) fill_routing(filled, w, job, stream.take(job));
+    for (std::size_t i = 0; i < whole.tasks.size(); ++i) {
+      const Task& a = filled.tasks[i];
+      const Task& b = whole.tasks[i];
+      CHECK(a.routing == b.routing);
+      CHECK(a.flops == b.flops);
+      CHECK(a.hbm_bytes == b.hbm_bytes);
+      CHECK(a.gemm_rows == b.gemm_rows);
+      CHECK(a.kernels == b.kernels);
+    }
+    REQUIRE(filled.traffic.size() == whole.traffic.size());
+    for (std::size_t i = 0; i < whole.traffic.size(); ++i) {
+      CHECK(filled.traffic[i].tokens == whole.traffic[i].tokens);
+      CHECK(filled.traffic[i].node_tokens == whole.traffic[i].node_tokens);
+    }
+  }
+}
