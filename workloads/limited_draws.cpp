@@ -22,11 +22,20 @@
 //   the rest of it, within the node, the expert. The node joins the met ones.
 // Either way the expert is drawn with probability weight / T: sequential
 // sampling without replacement, the same distribution as drawing by weight
-// and redrawing repeats, but every step takes a new expert. The token
-// starts with such redrawing from an alias table over all experts (cheaper
-// while few experts are taken), until its nodes are met or repeats_
-// repeats; which method draws the next expert depends only on the draws so
-// far, and each uses fresh random bits, so the law is the same. Weights are integers (units of 2^-48 of the total),
+// and redrawing repeats, but every step takes a new expert.
+//
+// The token starts with such redrawing from an alias table over all
+// experts, cheaper while few experts are taken. With nodes of 8 and at most
+// 32 nodes (DeepSeek-V3 at EP256) it makes a fixed number of alias draws,
+// draws_, each kept if new and allowed by the node limit, branch-free: the
+// token's experts are a 256-bit mask and its met nodes a 32-bit one, so a
+// draw is a few bit operations and whether it is kept (a coin flip under
+// skew) costs no mispredicted branch; the exact steps then find a met
+// node's untaken running weights in a table per (node, mask of taken
+// experts). Otherwise it redraws repeats until its nodes are met or
+// repeats_ repeats. Which method draws the next expert depends only on the
+// draws so far, and each uses fresh random bits, so the law is the same.
+// Weights are integers (units of 2^-48 of the total),
 // so the remainders are exact and the only approximation is the rounding
 // of each weight to a unit; the uniform is the high word of random x T, off
 // by less than 2^-64 at any threshold.
@@ -47,12 +56,15 @@ inline std::uint64_t below(std::uint64_t random, std::uint64_t n) {
 }
 
 constexpr int kMaxSlots = 64;  // top_k <= 64 (loader)
+constexpr int kMaxDraws = 64;
 
 }  // namespace
 
-LimitedDraws::LimitedDraws(const std::vector<double>& weights, int per_node, int node_limit, int k, int repeats)
+LimitedDraws::LimitedDraws(const std::vector<double>& weights, int per_node, int node_limit, int k, int rejection)
     : per_node_(per_node), nodes_(static_cast<int>(weights.size()) / per_node), node_limit_(node_limit), k_(k),
-      slots_(std::min(k, node_limit)), repeats_(repeats) {
+      slots_(std::min(k, node_limit)), masks_(per_node == 8 && nodes_ <= 32),
+      repeats_(rejection < 0 ? kRepeats : rejection),
+      draws_(rejection < 0 ? kDraws : std::min(kMaxDraws, (rejection + 1) / 2 * 2)) {
   const AliasTable all(weights);
   for (int c = 0; c < all.columns(); ++c) {
     all_threshold_.push_back(all.threshold(c));
@@ -73,6 +85,20 @@ LimitedDraws::LimitedDraws(const std::vector<double>& weights, int per_node, int
     total_ += units;
     node_end_.push_back(total_);
   }
+  if (masks_) {
+    // Per (node, mask of taken experts): the running weight of its
+    // untaken experts, 8 values.
+    untaken_running_.reserve(static_cast<std::size_t>(nodes_) * 256 * 8);
+    for (int n = 0; n < nodes_; ++n) {
+      for (std::uint64_t mask = 0; mask < 256; ++mask) {
+        std::uint64_t running = 0;
+        for (int j = 0; j < 8; ++j) {
+          running += units_[static_cast<std::size_t>(n * 8 + j)] & (0 - (~mask >> j & 1));
+          untaken_running_.push_back(running);
+        }
+      }
+    }
+  }
   // bucket_node_[b]: the first node ending after b's start, b x 2^kBucketShift.
   std::uint32_t n = 0;
   for (std::uint64_t b = 0; b <= kBuckets; ++b) {
@@ -83,11 +109,12 @@ LimitedDraws::LimitedDraws(const std::vector<double>& weights, int per_node, int
 
 void LimitedDraws::draw(Rng& rng, int* chosen) const {
   // DeepSeek-V3's layout at EP256 (4 nodes of 8 experts) unrolled.
-  if (slots_ == 4 && per_node_ == 8) return draw_fixed<4, 8>(rng, chosen);
-  draw_fixed<0, 0>(rng, chosen);
+  if (masks_) return slots_ == 4 ? draw_fixed<4, 8, true>(rng, chosen) : draw_fixed<0, 8, true>(rng, chosen);
+  if (slots_ == 4 && per_node_ == 8) return draw_fixed<4, 8, false>(rng, chosen);
+  draw_fixed<0, 0, false>(rng, chosen);
 }
 
-template <int kSlots, int kPerNode>
+template <int kSlots, int kPerNode, bool kBitmap>
 void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
   // Per slot (a met node, in the order met): node, taken experts, weight left.
   int node[kMaxSlots];
@@ -105,11 +132,17 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
   const std::uint64_t* threshold = all_threshold_.data();
   const std::uint64_t* item_alias = all_item_alias_.data();
   const std::uint64_t columns = all_threshold_.size();
+  const std::uint64_t* untaken_running = untaken_running_.data();
   const auto per_node = static_cast<std::size_t>(kPerNode > 0 ? kPerNode : per_node_);
   const int k = k_, node_limit = node_limit_, max_repeats = repeats_;
   std::uint64_t unmet = total_;
   int met = 0, count = 0;
   Rng local = rng;
+  // The mask draws write out[count] whether or not they keep the expert
+  // (out has room for one more than k); with them the token's experts go
+  // there and are copied to chosen at the end.
+  int out[kMaxSlots + 1];
+  int* result = kBitmap ? out : chosen;
 
   // Takes expert `index` of node n into `target` (== met: a new node).
   auto keep = [&](int target, std::size_t n, int index) __attribute__((always_inline)) {
@@ -120,32 +153,73 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
     node[target] = static_cast<int>(n);
     unmet -= is_new ? node_units[n] : 0;
     met += is_new;
-    chosen[count++] = static_cast<int>(n * per_node) + index;
+    result[count++] = static_cast<int>(n * per_node) + index;
   };
 
-  // First by weight over all experts, a repeat redrawn: one alias lookup
-  // per draw while few experts are taken. After repeats_ repeats in the
-  // token, or once its nodes are met, the exact steps below.
-  HalfWords bits;
-  int repeats = 0;
-  while (count < k && met < node_limit && repeats < max_repeats) {
-    // As AliasTable::draw32.
-    const std::uint64_t m = std::uint64_t{bits.next(local)} * columns;
-    const auto column = static_cast<std::size_t>(m >> 32);
-    // Item or alias without a branch: the choice is a coin flip under skew.
-    const std::uint64_t pair = item_alias[column];
-    const std::uint64_t use_alias = (m & 0xffffffffULL) >= threshold[column];
-    const auto e = static_cast<std::size_t>(pair >> (32 * use_alias) & 0xffffffffULL);
-    const std::size_t n = e / per_node;
-    const int index = static_cast<int>(e - n * per_node);
-    int target = met;
-#pragma GCC unroll 8
-    for (int i = 0; i < slots; ++i) target = node[i] == static_cast<int>(n) ? i : target;
-    if (taken[target] >> index & 1) {
-      ++repeats;
-      continue;
+  // First by weight over all experts, a repeat rejected, then the exact
+  // steps below.
+  if constexpr (kBitmap) {
+    // draws_ alias draws. The token's experts are a 256-bit mask (a load
+    // and a store at the drawn expert's word: a short chain, few
+    // instructions), its met nodes a 32-bit one; selects by masks, as the
+    // compiler turns ?: into branches.
+    std::uint64_t word[4] = {0, 0, 0, 0}, met_mask = 0;
+    auto try_draw = [&](std::uint32_t random) __attribute__((always_inline)) {
+      const std::uint64_t m = std::uint64_t{random} * columns;
+      const auto column = static_cast<std::size_t>(m >> 32);
+      const std::uint64_t pair = item_alias[column];
+      const std::uint64_t item = pair & 0xffffffffULL, alias = pair >> 32;
+      const std::uint64_t use_alias = 0 - static_cast<std::uint64_t>((m & 0xffffffffULL) >= threshold[column]);
+      const auto e = static_cast<std::size_t>(item ^ ((item ^ alias) & use_alias));
+      const std::uint64_t n = e >> 3;
+      const std::uint64_t fresh = ~met_mask >> n & 1;
+      const std::uint64_t open = static_cast<std::uint64_t>(met < node_limit) | (fresh ^ 1);
+      const std::uint64_t held = word[e >> 6] >> (e & 63) & 1;
+      const std::uint64_t kept = (held ^ 1) & open & static_cast<std::uint64_t>(count < k);
+      word[e >> 6] |= kept << (e & 63);
+      met_mask |= (kept & fresh) << n;
+      met += static_cast<int>(kept & fresh);
+      out[count] = static_cast<int>(e);
+      count += static_cast<int>(kept);
+    };
+    for (int d = 0; d < draws_; d += 2) {
+      const std::uint64_t random = local.next();
+      try_draw(static_cast<std::uint32_t>(random >> 32));
+      try_draw(static_cast<std::uint32_t>(random));
     }
-    keep(target, n, index);
+    // The met nodes as slots (in node order): taken experts, weight left.
+    int i = 0;
+    for (std::uint64_t rest = met_mask; rest != 0; rest &= rest - 1, ++i) {
+      const auto n = static_cast<std::size_t>(__builtin_ctzll(rest));
+      const std::uint64_t mask = word[n >> 3] >> (n & 7) * 8 & 0xff;
+      node[i] = static_cast<int>(n);
+      taken[i] = mask;
+      left[i] = untaken_running[(n << 8 | mask) << 3 | 7];
+      unmet -= node_units[n];
+    }
+  } else {
+    // Until the token's nodes are met or after repeats_ repeats.
+    HalfWords bits;
+    int repeats = 0;
+    while (count < k && met < node_limit && repeats < max_repeats) {
+      // As AliasTable::draw32.
+      const std::uint64_t m = std::uint64_t{bits.next(local)} * columns;
+      const auto column = static_cast<std::size_t>(m >> 32);
+      // Item or alias without a branch: the choice is a coin flip under skew.
+      const std::uint64_t pair = item_alias[column];
+      const std::uint64_t use_alias = (m & 0xffffffffULL) >= threshold[column];
+      const auto e = static_cast<std::size_t>(pair >> (32 * use_alias) & 0xffffffffULL);
+      const std::size_t n = e / per_node;
+      const int index = static_cast<int>(e - n * per_node);
+      int target = met;
+#pragma GCC unroll 8
+      for (int i = 0; i < slots; ++i) target = node[i] == static_cast<int>(n) ? i : target;
+      if (taken[target] >> index & 1) {
+        ++repeats;
+        continue;
+      }
+      keep(target, n, index);
+    }
   }
 
   // The met nodes' [start, start + width) in the cumulative node weights,
@@ -169,12 +243,11 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
     for (int i = 0; i < met; ++i) add_met(static_cast<std::size_t>(node[i]));
   }
 
-  while (count < k) {
+  while (count < k && met < node_limit) {
     std::uint64_t met_left = 0;
 #pragma GCC unroll 8
     for (int i = 0; i < slots; ++i) met_left += left[i];
-    const std::uint64_t open = met < node_limit ? unmet : 0;
-    const std::uint64_t u = below(local.next(), met_left + open);
+    const std::uint64_t u = below(local.next(), met_left + unmet);
     // The met node u falls in (slot == slots when past them all) and the
     // remaining weight of the met nodes before it.
     int slot = 0;
@@ -218,6 +291,52 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
       index += acc <= offset;
     }
     keep(target, n, index);
+  }
+
+  // Once node_limit nodes are met (every slot holds one): the same step
+  // among their remaining experts only, with nothing unmet to test.
+  if (count < k) {
+    std::uint64_t total = 0;
+    for (int i = 0; i < slots; ++i) total += left[i];
+    do {
+      const std::uint64_t u = below(local.next(), total);
+      std::uint64_t before = 0, running = 0;
+      int slot = 0;
+#pragma GCC unroll 8
+      for (int i = 0; i < slots; ++i) {
+        running += left[i];
+        const bool past = u >= running;
+        slot += past;
+        before = past ? running : before;
+      }
+      const std::uint64_t mask = taken[slot];
+      const int n = node[slot];
+      const std::uint64_t offset = u - before;
+      int index = 0;
+      if constexpr (kBitmap) {
+        // The running weights of the node's untaken experts, from the table.
+        const std::uint64_t* r = untaken_running + ((static_cast<std::uint64_t>(n) << 8 | mask) << 3);
+#pragma GCC unroll 8
+        for (std::size_t j = 0; j < 8; ++j) index += r[j] <= offset;
+      } else {
+        const std::uint64_t* w = units + static_cast<std::size_t>(n) * per_node;
+        std::uint64_t acc = 0;
+#pragma GCC unroll 8
+        for (std::size_t j = 0; j < per_node; ++j) {
+          acc += w[j] & ((mask >> j & 1) - 1);  // a taken expert adds 0
+          index += acc <= offset;
+        }
+      }
+      const int e = n * static_cast<int>(per_node) + index;
+      const std::uint64_t weight = units[e];
+      left[slot] -= weight;
+      taken[slot] |= std::uint64_t{1} << index;
+      total -= weight;
+      result[count++] = e;
+    } while (count < k);
+  }
+  if constexpr (kBitmap) {
+    for (int c = 0; c < k; ++c) chosen[c] = out[c];  // std::copy called memmove
   }
   rng = local;
 }

@@ -21,11 +21,14 @@ class LimitedDraws {
   // a token keeps the first `node_limit` nodes it meets and draws `k`
   // experts. The loader's check must hold: the node_limit weakest nodes
   // with any weight hold at least k experts of positive weight. A token
-  // first draws by alias table, redrawing repeats, until `repeats` repeats
-  // or until its nodes are met; then by exact steps (tests set 0 to run
-  // exact steps only; the distribution is the same whatever `repeats`).
+  // first draws by alias table, rejecting repeats, then by exact steps:
+  // with nodes of 8 and at most 32 nodes, a fixed `rejection` alias draws
+  // (rounded up to even; default kDraws); otherwise until its nodes are
+  // met or `rejection` repeats (default kRepeats). Tests set 0 to run exact
+  // steps only; the distribution is the same whatever `rejection`.
+  static constexpr int kDraws = 8;
   static constexpr int kRepeats = 16;
-  LimitedDraws(const std::vector<double>& weights, int per_node, int node_limit, int k, int repeats = kRepeats);
+  LimitedDraws(const std::vector<double>& weights, int per_node, int node_limit, int k, int rejection = -1);
 
   // Fills chosen[0..k) with one token's distinct experts.
   void draw(Rng& rng, int* chosen) const;
@@ -37,11 +40,14 @@ class LimitedDraws {
 
  private:
   // draw() for kSlots slots and nodes of kPerNode experts (0: the layout's).
-  template <int kSlots, int kPerNode>
+  // kBitmap: the fixed alias draws over experts and nodes as bit masks (masks_).
+  template <int kSlots, int kPerNode, bool kBitmap>
   void draw_fixed(Rng& rng, int* chosen) const;
 
   int per_node_, nodes_, node_limit_, k_, slots_;  // slots_: nodes a token can meet, min(k, node_limit)
-  int repeats_;
+  bool masks_;    // nodes of 8, at most 32 nodes: a token's experts fit a 256-bit mask
+  int repeats_;   // otherwise: repeats before the exact steps
+  int draws_;     // with masks_: alias draws per token before the exact steps (even)
   // An alias table over all experts (AliasTable's, copied out so that the
   // draw loop reads it through local pointers).
   std::vector<std::uint64_t> all_threshold_;
@@ -50,6 +56,9 @@ class LimitedDraws {
   std::vector<std::uint64_t> node_units_;  // per node: sum of its experts' units
   std::vector<std::uint64_t> node_start_;  // per node: units of the nodes before it
   std::vector<std::uint64_t> node_end_;    // node_start_ + node_units_
+  // With masks_: per (node, mask of its taken experts), the running weight
+  // of its untaken experts, 8 values, at ((node << 8) | mask) << 3.
+  std::vector<std::uint64_t> untaken_running_;
   // The cumulative weight in buckets of 2^kBucketShift units (the total,
   // 2^kUnitBits plus rounding, in kBuckets of them and one more).
   static constexpr int kBucketBits = 12;

@@ -2,7 +2,8 @@
 // probability of every expert set, computed by running the sequential
 // draw (by weight without replacement, only in the met nodes once
 // node_limit are met) over all orders, for the rejection phase, the exact
-// steps alone, and the mix.
+// steps alone, and the mix; for nodes of up to 64 experts and for nodes of
+// 8 (fixed alias draws over bit masks, table-driven exact steps).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -53,12 +54,12 @@ Sets exact_sets(const std::vector<double>& w, int per_node, int limit, int k) {
 
 // Draws `tokens` tokens and checks every set's count against the exact
 // probability within 5 sigma (and sets of probability 0 never drawn).
-void check_against_exact(const std::vector<double>& w, int per_node, int limit, int k, int repeats) {
+void check_against_exact(const std::vector<double>& w, int per_node, int limit, int k, int rejection) {
   const Sets exact = exact_sets(w, per_node, limit, k);
   double total = 0;
   for (const auto& [set, p] : exact) total += p;
   REQUIRE(total == Approx(1.0).epsilon(1e-12));
-  const LimitedDraws draws(w, per_node, limit, k, repeats);
+  const LimitedDraws draws(w, per_node, limit, k, rejection);
   Rng rng(12345);
   const int tokens = 200000;
   std::map<std::vector<int>, int> counts;
@@ -77,7 +78,7 @@ void check_against_exact(const std::vector<double>& w, int per_node, int limit, 
     const double mean = tokens * p, sigma = std::sqrt(tokens * p * (1 - p));
     const auto it = counts.find(set);
     const double got = it == counts.end() ? 0 : it->second;
-    INFO("repeats " << repeats << ", set {" << set[0] << ", " << set[1] << ", ...}: drawn " << got << ", expected "
+    INFO("rejection " << rejection << ", set {" << set[0] << ", " << set[1] << ", ...}: drawn " << got << ", expected "
                     << mean);
     CHECK(std::abs(got - mean) <= 5 * sigma + 1);
   }
@@ -105,4 +106,29 @@ TEST_CASE("limited draws with a limit beyond k never bind and draw by weight ove
   for (int e = 0; e < 12; ++e) w.push_back(1.0 + (e % 5));
   check_against_exact(w, 2, 5, 3, 0);
   check_against_exact(w, 2, 5, 3, LimitedDraws::kRepeats);
+}
+
+TEST_CASE("limited draws in nodes of 8 (bit masks) have the exact set probabilities", "[routing][limited]") {
+  // 5 nodes of 8, limit 4, top-6 (4 slots, as DeepSeek-V3 at EP256): node 0
+  // holds 8 heavy experts (zipf-like), the others 1-2 of positive weight, so
+  // tokens meet 4 nodes and then draw in them, and zero weights are skipped.
+  std::vector<double> w(40, 0.0);
+  for (int e = 0; e < 8; ++e) w[static_cast<std::size_t>(e)] = 1.0 / (e + 1);
+  w[8] = 0.3;
+  w[13] = 0.1;
+  w[17] = 0.2;
+  w[26] = 0.15;
+  w[31] = 0.05;
+  w[35] = 0.25;
+  // 3 nodes of 8, limit 2, top-3 (2 slots).
+  std::vector<double> small(24, 0.0);
+  for (int e = 0; e < 8; ++e) small[static_cast<std::size_t>(e)] = 1.0 / (e + 1);
+  small[9] = 0.4;
+  small[12] = 0.2;
+  small[20] = 0.3;
+  small[23] = 0.1;
+  for (int rejection : {0, 2, LimitedDraws::kDraws, 24}) {
+    check_against_exact(w, 8, 4, 6, rejection);
+    check_against_exact(small, 8, 2, 3, rejection);
+  }
 }
