@@ -243,15 +243,12 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
     for (int i = 0; i < met; ++i) add_met(static_cast<std::size_t>(node[i]));
   }
 
-  while (count < k && met < node_limit) {
-    std::uint64_t met_left = 0;
-#pragma GCC unroll 8
-    for (int i = 0; i < slots; ++i) met_left += left[i];
-    const std::uint64_t u = below(local.next(), met_left + unmet);
-    // The met node u falls in (slot == slots when past them all) and the
-    // remaining weight of the met nodes before it.
+  // The met slot u falls in (slots when past them all) and the remaining
+  // weight of the met slots before it.
+  auto find_slot = [&](std::uint64_t u, std::uint64_t& before) __attribute__((always_inline)) {
     int slot = 0;
-    std::uint64_t before = 0, running = 0;
+    std::uint64_t running = 0;
+    before = 0;
 #pragma GCC unroll 8
     for (int i = 0; i < slots; ++i) {
       running += left[i];
@@ -259,6 +256,29 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
       slot += past;
       before = past ? running : before;
     }
+    return slot;
+  };
+  // The expert of node n whose running weight (the `mask` ones taken,
+  // counting 0) first passes offset.
+  auto scan_node = [&](std::size_t n, std::uint64_t mask, std::uint64_t offset) __attribute__((always_inline)) {
+    const std::uint64_t* w = units + n * per_node;
+    std::uint64_t acc = 0;
+    int index = 0;
+#pragma GCC unroll 8
+    for (std::size_t j = 0; j < per_node; ++j) {
+      acc += w[j] & ((mask >> j & 1) - 1);
+      index += acc <= offset;
+    }
+    return index;
+  };
+
+  while (count < k && met < node_limit) {
+    std::uint64_t met_left = 0;
+#pragma GCC unroll 8
+    for (int i = 0; i < slots; ++i) met_left += left[i];
+    const std::uint64_t u = below(local.next(), met_left + unmet);
+    std::uint64_t before;
+    const int slot = find_slot(u, before);
     std::size_t n;
     std::uint64_t mask, offset;
     int target;
@@ -281,16 +301,7 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
       mask = taken[slot];
       offset = u - before;
     }
-    // The expert: the first whose running weight (taken ones skipped) passes offset.
-    const std::uint64_t* w = units + n * per_node;
-    std::uint64_t acc = 0;
-    int index = 0;
-#pragma GCC unroll 8
-    for (std::size_t j = 0; j < per_node; ++j) {
-      acc += w[j] & ((mask >> j & 1) - 1);  // a taken expert adds 0
-      index += acc <= offset;
-    }
-    keep(target, n, index);
+    keep(target, n, scan_node(n, mask, offset));
   }
 
   // Once node_limit nodes are met (every slot holds one): the same step
@@ -300,15 +311,8 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
     for (int i = 0; i < slots; ++i) total += left[i];
     do {
       const std::uint64_t u = below(local.next(), total);
-      std::uint64_t before = 0, running = 0;
-      int slot = 0;
-#pragma GCC unroll 8
-      for (int i = 0; i < slots; ++i) {
-        running += left[i];
-        const bool past = u >= running;
-        slot += past;
-        before = past ? running : before;
-      }
+      std::uint64_t before;
+      const int slot = find_slot(u, before);
       const std::uint64_t mask = taken[slot];
       const int n = node[slot];
       const std::uint64_t offset = u - before;
@@ -319,13 +323,7 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
 #pragma GCC unroll 8
         for (std::size_t j = 0; j < 8; ++j) index += r[j] <= offset;
       } else {
-        const std::uint64_t* w = units + static_cast<std::size_t>(n) * per_node;
-        std::uint64_t acc = 0;
-#pragma GCC unroll 8
-        for (std::size_t j = 0; j < per_node; ++j) {
-          acc += w[j] & ((mask >> j & 1) - 1);  // a taken expert adds 0
-          index += acc <= offset;
-        }
+        index = scan_node(static_cast<std::size_t>(n), mask, offset);
       }
       const int e = n * static_cast<int>(per_node) + index;
       const std::uint64_t weight = units[e];
