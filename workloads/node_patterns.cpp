@@ -77,9 +77,21 @@ constexpr std::int32_t kLaneTokens = 255;
 
 }  // namespace
 
+namespace {
+
+// A drawn-subset token adds one word per expert slot to its expert's
+// counter: +1 in the low 32 bits (the expert), +1 at bit 32 if its rank is
+// new to the token (16 bits), +1 at bit 48 if its node is (16 bits). One
+// add per slot counts experts, ranks and nodes; fields are spread to the
+// rows before the 16-bit ones could overflow.
+constexpr int kRankField = 32, kNodeField = 48;
+constexpr std::int32_t kFieldTokens = 65535;
+
+}  // namespace
+
 NodePatternSampler::NodePatternSampler(int experts, int nodes, int node_limit, int k, int experts_per_rank)
     : nodes_(nodes), per_node_(experts / nodes), ranks_per_node_(experts / nodes / experts_per_rank),
-      node_limit_(node_limit), expert_words_((per_node_ + 7) / 8), rank_words_((ranks_per_node_ + 7) / 8),
+      node_limit_(node_limit), k_(k), expert_words_((per_node_ + 7) / 8), rank_words_((ranks_per_node_ + 7) / 8),
       rank_is_expert_(experts_per_rank == 1) {
   std::vector<double> p;
   for (const NodePattern& pattern : uniform_node_patterns(experts, nodes, node_limit, k)) {
@@ -89,6 +101,23 @@ NodePatternSampler::NodePatternSampler(int experts, int nodes, int node_limit, i
     pattern_reached_.push_back(static_cast<int>(pattern.counts.size()));
   }
   patterns_ = AliasTable(p);
+  for (std::size_t q = 0; q < p.size(); ++q) {
+    int w = 0;
+    for (int i = 0; i < node_limit; ++i) {
+      node_word_.push_back(static_cast<std::uint32_t>(w++));
+      for (int c = 0; c < pattern_counts_[q * static_cast<std::size_t>(node_limit) + static_cast<std::size_t>(i)]; ++c) {
+        slot_keep_.push_back(c > 0 ? ~std::uint64_t{0} : 0);
+        slot_increment_.push_back(1 | std::uint64_t{c == 0} << kNodeField);
+        slot_word_.push_back(static_cast<std::uint32_t>(w++));
+        slot_node_.push_back(static_cast<std::uint32_t>(i));
+      }
+    }
+  }
+  for (int e = 0; e < per_node_; ++e) {
+    rank_of_local_.push_back(static_cast<std::uint8_t>(e / experts_per_rank));
+    const int first = e / experts_per_rank * experts_per_rank;
+    rank_span_.push_back((experts_per_rank == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << experts_per_rank) - 1)) << first);
+  }
   for (int e = 0; e < per_node_; ++e) rank_bit_.push_back(std::uint64_t{1} << (e / experts_per_rank));
   for (int byte = 0; byte < expert_words_ * 8 && byte * 8 < per_node_; ++byte)
     for (int b = 0; b < 256; ++b) {
@@ -118,24 +147,10 @@ std::uint64_t NodePatternSampler::ranks_of(std::uint64_t experts) const {
 }
 
 // A uniform subset of `size` of a node's experts: one table entry picked
-// by `random` (multiply-shift, bias below entries / 2^32), or, for large
-// nodes, distinct uniform experts from `rng` (a repeat redrawn).
-template <bool kTabled>
-inline NodePatternSampler::Subset NodePatternSampler::subset(Rng& rng, std::uint32_t random, int size) const {
-  if (kTabled) {
-    const auto c = static_cast<std::size_t>(size);
-    return subsets_[subset_start_[c] + ((std::uint64_t{random} * subset_size_[c]) >> 32)];
-  }
-  std::uint64_t mask = 0;
-  const auto per_node = static_cast<std::uint64_t>(per_node_);
-  for (int j = 0; j < size; ++j) {
-    std::uint64_t bit;
-    do {
-      bit = std::uint64_t{1} << (((rng.next() >> 32) * per_node) >> 32);
-    } while (mask & bit);
-    mask |= bit;
-  }
-  return {mask, ranks_of(mask)};
+// by `random` (multiply-shift, bias below entries / 2^32).
+inline NodePatternSampler::Subset NodePatternSampler::subset(std::uint32_t random, int size) const {
+  const auto c = static_cast<std::size_t>(size);
+  return subsets_[subset_start_[c] + ((std::uint64_t{random} * subset_size_[c]) >> 32)];
 }
 
 void NodePatternSampler::flush(NodePatternScratch& scratch, std::int32_t* rank_row, std::int32_t* expert_count) const {
@@ -158,10 +173,10 @@ int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t*
   const auto nodes = static_cast<std::size_t>(nodes_);
   scratch.order.resize(nodes);
   std::iota(scratch.order.begin(), scratch.order.end(), 0);
+  if (per_node_ > kMaxTabled) return draw_drawn(rng, tokens, rank_row, node_row, expert_count, scratch);
   scratch.expert_lanes.assign(rank_is_expert_ ? 0 : nodes * static_cast<std::size_t>(expert_words_), 0);
   scratch.rank_lanes.assign(nodes * static_cast<std::size_t>(rank_words_), 0);
-  const int most = per_node_ <= kMaxTabled ? draw_tokens<true>(rng, tokens, rank_row, node_row, expert_count, scratch)
-                                           : draw_tokens<false>(rng, tokens, rank_row, node_row, expert_count, scratch);
+  const int most = draw_tabled(rng, tokens, rank_row, node_row, expert_count, scratch);
   flush(scratch, rank_row, expert_count);
   // One expert per rank: the rank counts were the expert counts (rank_row
   // starts at 0 for each source).
@@ -172,8 +187,7 @@ int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t*
   return most;
 }
 
-template <bool kTabled>
-int NodePatternSampler::draw_tokens(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
+int NodePatternSampler::draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                                     std::int32_t* expert_count, NodePatternScratch& scratch) const {
   // Distinct uniform nodes by a partial Fisher-Yates shuffle of a
   // permutation kept across tokens: whatever order it is left in, the
@@ -207,7 +221,7 @@ int NodePatternSampler::draw_tokens(Rng& rng, std::int32_t tokens, std::int32_t*
       std::swap(order[i], order[j]);
       const auto n = static_cast<std::size_t>(order[i]);
       node_row[n] += count[i] > 0;
-      const Subset s = subset<kTabled>(local, static_cast<std::uint32_t>(random), count[i]);
+      const Subset s = subset(static_cast<std::uint32_t>(random), count[i]);
       for (int w = 0; w < rank_words; ++w)
         rank_lanes[n * static_cast<std::size_t>(rank_words) + static_cast<std::size_t>(w)] += byte_lanes[s.ranks >> (8 * w) & 0xff];
       if (rank_is_expert) continue;
@@ -216,6 +230,92 @@ int NodePatternSampler::draw_tokens(Rng& rng, std::int32_t tokens, std::int32_t*
     }
   }
   rng = local;
+  return most;
+}
+
+
+
+void NodePatternSampler::spread_fields(std::vector<std::uint64_t>& fields, std::int32_t* rank_row, std::int32_t* node_row,
+                                       std::int32_t* expert_count) const {
+  const auto per_node = static_cast<std::size_t>(per_node_), ranks_per_node = static_cast<std::size_t>(ranks_per_node_);
+  for (std::size_t e = 0; e < fields.size(); ++e) {
+    const std::uint64_t f = fields[e];
+    const std::size_t n = e / per_node;
+    expert_count[e] += static_cast<std::int32_t>(f & 0xffffffffULL);
+    rank_row[n * ranks_per_node + rank_of_local_[e % per_node]] += static_cast<std::int32_t>(f >> kRankField & 0xffff);
+    node_row[n] += static_cast<std::int32_t>(f >> kNodeField);
+  }
+  std::fill(fields.begin(), fields.end(), 0);
+}
+
+// The same stream as drawing node by node (node word, then the node's
+// experts one word each, a repeat redrawn), in fixed-length loops: a token
+// always takes at least node_limit + k words, whose roles (node or expert
+// slot) depend on its pattern only, so they are drawn at once and read
+// through the pattern's tables; the rare repeat removes its word and draws
+// one more at the end. No loop depends on the pattern's counts.
+int NodePatternSampler::draw_drawn(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
+                                   std::int32_t* expert_count, NodePatternScratch& scratch) const {
+  Rng local = rng;
+  HalfWords bits;
+  const int nodes = nodes_, node_limit = node_limit_, k = k_, words = node_limit_ + k_;
+  const auto per_node = static_cast<std::uint64_t>(per_node_);
+  scratch.words.resize(static_cast<std::size_t>(words));
+  scratch.base.resize(static_cast<std::size_t>(node_limit));
+  scratch.local.resize(static_cast<std::size_t>(k));
+  scratch.increment.resize(static_cast<std::size_t>(k));
+  scratch.fields.assign(static_cast<std::size_t>(nodes_) * per_node, 0);
+  std::uint64_t* word = scratch.words.data();
+  std::size_t* base = scratch.base.data();
+  std::uint32_t* local_expert = scratch.local.data();
+  std::uint64_t* increment = scratch.increment.data();
+  std::uint64_t* fields = scratch.fields.data();
+  int* order = scratch.order.data();
+  const int* pattern_reached = pattern_reached_.data();
+  const std::uint32_t* slot_word = slot_word_.data();
+  const std::uint32_t* slot_node = slot_node_.data();
+  const std::uint32_t* node_word = node_word_.data();
+  const std::uint64_t* slot_keep = slot_keep_.data();
+  const std::uint64_t* rank_span = rank_span_.data();
+  int most = 0;
+  for (std::int32_t token = 0; token < tokens; ++token) {
+    if (token % kFieldTokens == 0 && token > 0) spread_fields(scratch.fields, rank_row, node_row, expert_count);
+    const auto p = static_cast<std::size_t>(patterns_.draw32(bits.next(local)));
+    most = std::max(most, pattern_reached[p]);
+    for (int q = 0; q < words; ++q) word[q] = local.next();
+    const std::uint32_t* sw = &slot_word[p * static_cast<std::size_t>(k)];
+    const std::uint64_t* keep = &slot_keep[p * static_cast<std::size_t>(k)];
+    const std::uint64_t* slot_increment = &slot_increment_[p * static_cast<std::size_t>(k)];
+    // The slots' experts; a repeat rejects its word: the sequential draw
+    // takes the next word for that slot and every later draw shifts by
+    // one, which is the same mapping on the words with that one removed.
+    for (;;) {
+      std::uint64_t experts = 0, repeats = 0;
+      for (int s = 0; s < k; ++s) {
+        const auto x = static_cast<std::uint32_t>(((word[sw[s]] >> 32) * per_node) >> 32);
+        experts &= keep[s];
+        repeats |= std::uint64_t{(experts >> x & 1) != 0} << s;
+        increment[s] = slot_increment[s] | std::uint64_t{(experts & rank_span[x]) == 0} << kRankField;
+        experts |= std::uint64_t{1} << x;
+        local_expert[s] = x;
+      }
+      if (repeats == 0) break;
+      const std::uint32_t rejected = sw[__builtin_ctzll(repeats)];
+      std::copy(word + rejected + 1, word + words, word + rejected);
+      word[words - 1] = local.next();
+    }
+    const std::uint32_t* nw = &node_word[p * static_cast<std::size_t>(node_limit)];
+    for (int i = 0; i < node_limit; ++i) {
+      const auto j = static_cast<std::size_t>(i) +
+                     static_cast<std::size_t>(((word[nw[i]] >> 32) * static_cast<std::uint64_t>(nodes - i)) >> 32);
+      std::swap(order[i], order[j]);
+      base[i] = static_cast<std::size_t>(order[i]) * per_node;
+    }
+    const std::uint32_t* sn = &slot_node[p * static_cast<std::size_t>(k)];
+    for (int s = 0; s < k; ++s) fields[base[sn[s]] + local_expert[s]] += increment[s];
+  }
+  rng = local;
+  spread_fields(scratch.fields, rank_row, node_row, expert_count);
   return most;
 }
 

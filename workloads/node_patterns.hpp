@@ -32,6 +32,12 @@ struct NodePatternScratch {
   std::vector<int> order;                  // a permutation of the nodes
   std::vector<std::uint64_t> expert_lanes;  // per node: 8-bit counters, 8 experts per word
   std::vector<std::uint64_t> rank_lanes;    // per node: 8-bit counters, 8 ranks per word
+  // Drawn subsets (nodes of more than 16 experts):
+  std::vector<std::uint64_t> words;      // a token's first node_limit + k random words
+  std::vector<std::size_t> base;         // a token's nodes' first experts, in pattern order
+  std::vector<std::uint32_t> local;      // a token's experts within their nodes, by slot
+  std::vector<std::uint64_t> increment;  // a token's counter adds, by slot
+  std::vector<std::uint64_t> fields;     // per expert: packed expert, rank and node counts
 };
 
 // Draws and counts the tokens of one source rank by pattern. Tables depend
@@ -51,7 +57,6 @@ class NodePatternSampler {
   // to the replica; rank_row starts at 0). Returns the most nodes one token reached.
   int draw_source(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                   std::int32_t* expert_count, NodePatternScratch& scratch) const;
-
  private:
   // Nodes of up to this many experts draw a subset from a table of all
   // subsets (2^m masks); larger ones draw its experts one by one.
@@ -60,18 +65,23 @@ class NodePatternSampler {
     std::uint64_t experts, ranks;  // masks within the node
   };
   // Inlined into the token loop, so the generator stays in registers.
-  template <bool kTabled>
-  Subset subset(Rng& rng, std::uint32_t random, int size) const;
+  Subset subset(std::uint32_t random, int size) const;
   // Draws tokens [0, tokens) of draw_source, all counters in 8-bit lanes
-  // (flushed every kLaneTokens tokens); kTabled: subsets from the table.
-  template <bool kTabled>
-  int draw_tokens(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
+  // (flushed every kLaneTokens tokens), subsets from the table.
+  int draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                   std::int32_t* expert_count, NodePatternScratch& scratch) const;
+  // draw_source for nodes too large for the table: experts drawn one by
+  // one, each counted by one add to a packed per-expert counter.
+  int draw_drawn(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
+                 std::int32_t* expert_count, NodePatternScratch& scratch) const;
+  // Adds the packed counters of draw_drawn to the rows and clears them.
+  void spread_fields(std::vector<std::uint64_t>& fields, std::int32_t* rank_row, std::int32_t* node_row,
+                     std::int32_t* expert_count) const;
   std::uint64_t ranks_of(std::uint64_t experts) const;
   // Adds the 8-bit lane counters to the rows and clears them.
   void flush(NodePatternScratch& scratch, std::int32_t* rank_row, std::int32_t* expert_count) const;
 
-  int nodes_, per_node_, ranks_per_node_, node_limit_;
+  int nodes_, per_node_, ranks_per_node_, node_limit_, k_;
   int expert_words_, rank_words_;  // 64-bit lane words per node
   bool rank_is_expert_;            // one expert per rank: rank counts are the expert counts
   AliasTable patterns_;
@@ -80,6 +90,14 @@ class NodePatternSampler {
   std::vector<std::uint32_t> subset_start_, subset_size_;  // per subset size c (tabled nodes)
   std::vector<Subset> subsets_;  // grouped by size
   std::vector<std::uint64_t> rank_bit_;  // per expert of a node: the bit of its rank in the node
+  // Drawn subsets, per pattern: the word (index in the token's first
+  // node_limit + k) of each node and of each of the k expert slots, the
+  // slot's node, and all ones where a slot continues the previous slot's node.
+  std::vector<std::uint32_t> node_word_, slot_word_, slot_node_;
+  std::vector<std::uint64_t> slot_keep_;
+  std::vector<std::uint64_t> slot_increment_;  // per pattern and slot: its counter add but the rank field
+  std::vector<std::uint64_t> rank_span_;  // per expert of a node: the experts of its rank
+  std::vector<std::uint8_t> rank_of_local_;  // per expert of a node: its rank in the node
   std::vector<std::uint64_t> rank_byte_;  // [byte * 256 + b]: ranks of the experts of b at that byte of a node's mask
 };
 
