@@ -173,7 +173,12 @@ int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t*
   const auto nodes = static_cast<std::size_t>(nodes_);
   scratch.order.resize(nodes);
   std::iota(scratch.order.begin(), scratch.order.end(), 0);
-  if (per_node_ > kMaxTabled) return draw_drawn(rng, tokens, rank_row, node_row, expert_count, scratch);
+  if (per_node_ > kMaxTabled) {
+    // DeepSeek-V3's top-8 of 4 nodes with its loops unrolled.
+    if (k_ == 8 && node_limit_ == 4 && (per_node_ & (per_node_ - 1)) == 0)
+      return draw_drawn<8, 4, true>(rng, tokens, rank_row, node_row, expert_count, scratch);
+    return draw_drawn<0, 0, false>(rng, tokens, rank_row, node_row, expert_count, scratch);
+  }
   scratch.expert_lanes.assign(rank_is_expert_ ? 0 : nodes * static_cast<std::size_t>(expert_words_), 0);
   scratch.rank_lanes.assign(nodes * static_cast<std::size_t>(rank_words_), 0);
   const int most = draw_tabled(rng, tokens, rank_row, node_row, expert_count, scratch);
@@ -254,11 +259,20 @@ void NodePatternSampler::spread_fields(std::vector<std::uint64_t>& fields, std::
 // slot) depend on its pattern only, so they are drawn at once and read
 // through the pattern's tables; the rare repeat removes its word and draws
 // one more at the end. No loop depends on the pattern's counts.
+template <int kK, int kNodeLimit, bool kPowerOfTwo>
 int NodePatternSampler::draw_drawn(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                                    std::int32_t* expert_count, NodePatternScratch& scratch) const {
+  // The expert of a word within its node: multiply-shift of the high half,
+  // the top bits when the node's size is a power of two (the same number).
+  const int top = 64 - __builtin_ctzll(static_cast<std::uint64_t>(per_node_));
+  auto in_node = [&](std::uint64_t random) {
+    if (kPowerOfTwo) return static_cast<std::uint32_t>(random >> top);
+    return static_cast<std::uint32_t>(((random >> 32) * static_cast<std::uint64_t>(per_node_)) >> 32);
+  };
   Rng local = rng;
   HalfWords bits;
-  const int nodes = nodes_, node_limit = node_limit_, k = k_, words = node_limit_ + k_;
+  const int nodes = nodes_, node_limit = kNodeLimit > 0 ? kNodeLimit : node_limit_, k = kK > 0 ? kK : k_;
+  const int words = node_limit + k;
   const auto per_node = static_cast<std::uint64_t>(per_node_);
   scratch.words.resize(static_cast<std::size_t>(words));
   scratch.base.resize(static_cast<std::size_t>(node_limit));
@@ -282,6 +296,7 @@ int NodePatternSampler::draw_drawn(Rng& rng, std::int32_t tokens, std::int32_t* 
     if (token % kFieldTokens == 0 && token > 0) spread_fields(scratch.fields, rank_row, node_row, expert_count);
     const auto p = static_cast<std::size_t>(patterns_.draw32(bits.next(local)));
     most = std::max(most, pattern_reached[p]);
+#pragma GCC unroll 16
     for (int q = 0; q < words; ++q) word[q] = local.next();
     const std::uint32_t* sw = &slot_word[p * static_cast<std::size_t>(k)];
     const std::uint64_t* keep = &slot_keep[p * static_cast<std::size_t>(k)];
@@ -291,20 +306,33 @@ int NodePatternSampler::draw_drawn(Rng& rng, std::int32_t tokens, std::int32_t* 
     // one, which is the same mapping on the words with that one removed.
     for (;;) {
       std::uint64_t experts = 0, repeats = 0;
+#pragma GCC unroll 8
       for (int s = 0; s < k; ++s) {
-        const auto x = static_cast<std::uint32_t>(((word[sw[s]] >> 32) * per_node) >> 32);
+        const std::uint32_t x = in_node(word[sw[s]]);
+        const std::uint64_t bit = std::uint64_t{1} << x;
         experts &= keep[s];
-        repeats |= std::uint64_t{(experts >> x & 1) != 0} << s;
+        repeats |= experts & bit;
         increment[s] = slot_increment[s] | std::uint64_t{(experts & rank_span[x]) == 0} << kRankField;
-        experts |= std::uint64_t{1} << x;
+        experts |= bit;
         local_expert[s] = x;
       }
       if (repeats == 0) break;
-      const std::uint32_t rejected = sw[__builtin_ctzll(repeats)];
+      std::uint32_t rejected = 0;
+      experts = 0;
+      for (int s = 0; s < k; ++s) {  // the first slot whose expert repeats
+        const std::uint64_t bit = std::uint64_t{1} << local_expert[s];
+        if (keep[s] == 0) experts = 0;
+        if (experts & bit) {
+          rejected = sw[s];
+          break;
+        }
+        experts |= bit;
+      }
       std::copy(word + rejected + 1, word + words, word + rejected);
       word[words - 1] = local.next();
     }
     const std::uint32_t* nw = &node_word[p * static_cast<std::size_t>(node_limit)];
+#pragma GCC unroll 4
     for (int i = 0; i < node_limit; ++i) {
       const auto j = static_cast<std::size_t>(i) +
                      static_cast<std::size_t>(((word[nw[i]] >> 32) * static_cast<std::uint64_t>(nodes - i)) >> 32);
@@ -312,6 +340,7 @@ int NodePatternSampler::draw_drawn(Rng& rng, std::int32_t tokens, std::int32_t* 
       base[i] = static_cast<std::size_t>(order[i]) * per_node;
     }
     const std::uint32_t* sn = &slot_node[p * static_cast<std::size_t>(k)];
+#pragma GCC unroll 8
     for (int s = 0; s < k; ++s) fields[base[sn[s]] + local_expert[s]] += increment[s];
   }
   rng = local;
