@@ -135,6 +135,9 @@ NodePatternSampler::NodePatternSampler(int experts, int nodes, int node_limit, i
     }
     subset_size_.push_back(static_cast<std::uint32_t>(subsets_.size()) - subset_start_.back());
   }
+  for (const Subset& subset : subsets_) subset_lanes_.push_back(kByteLanes.lanes[subset.ranks & 0xff]);
+  for (int c : pattern_counts_)
+    steps_.push_back({subset_start_[static_cast<std::size_t>(c)], subset_size_[static_cast<std::size_t>(c)], c > 0});
 }
 
 // One table lookup per byte of the mask: no loop over its bits, whose
@@ -144,13 +147,6 @@ std::uint64_t NodePatternSampler::ranks_of(std::uint64_t experts) const {
   for (std::size_t byte = 0; byte * 256 < rank_byte_.size(); ++byte)
     ranks |= rank_byte_[byte * 256 + (experts >> (8 * byte) & 0xff)];
   return ranks;
-}
-
-// A uniform subset of `size` of a node's experts: one table entry picked
-// by `random` (multiply-shift, bias below entries / 2^32).
-inline NodePatternSampler::Subset NodePatternSampler::subset(std::uint32_t random, int size) const {
-  const auto c = static_cast<std::size_t>(size);
-  return subsets_[subset_start_[c] + ((std::uint64_t{random} * subset_size_[c]) >> 32)];
 }
 
 void NodePatternSampler::flush(NodePatternScratch& scratch, std::int32_t* rank_row, std::int32_t* expert_count) const {
@@ -181,7 +177,12 @@ int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t*
   }
   scratch.expert_lanes.assign(rank_is_expert_ ? 0 : nodes * static_cast<std::size_t>(expert_words_), 0);
   scratch.rank_lanes.assign(nodes * static_cast<std::size_t>(rank_words_), 0);
-  const int most = draw_tabled(rng, tokens, rank_row, node_row, expert_count, scratch);
+  // DeepSeek-V3's 4 nodes unrolled; one expert per rank and at most 8
+  // ranks per node: one lane word per node, taken from the subset table.
+  const bool ranks_only = rank_is_expert_ && rank_words_ == 1;
+  const int most = node_limit_ == 4 && ranks_only ? draw_tabled<4, true>(rng, tokens, rank_row, node_row, expert_count, scratch)
+                   : ranks_only                  ? draw_tabled<0, true>(rng, tokens, rank_row, node_row, expert_count, scratch)
+                                                 : draw_tabled<0, false>(rng, tokens, rank_row, node_row, expert_count, scratch);
   flush(scratch, rank_row, expert_count);
   // One expert per rank: the rank counts were the expert counts (rank_row
   // starts at 0 for each source).
@@ -192,6 +193,7 @@ int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t*
   return most;
 }
 
+template <int kNodeLimit, bool kRanksOnly>
 int NodePatternSampler::draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                                     std::int32_t* expert_count, NodePatternScratch& scratch) const {
   // Distinct uniform nodes by a partial Fisher-Yates shuffle of a
@@ -207,17 +209,20 @@ int NodePatternSampler::draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t*
   int* order = scratch.order.data();
   std::uint64_t* expert_lanes = scratch.expert_lanes.data();
   std::uint64_t* rank_lanes = scratch.rank_lanes.data();
-  const int nodes = nodes_, node_limit = node_limit_, rank_words = rank_words_, expert_words = expert_words_;
+  const int nodes = nodes_, node_limit = kNodeLimit > 0 ? kNodeLimit : node_limit_;
+  const int rank_words = rank_words_, expert_words = expert_words_;
   const bool rank_is_expert = rank_is_expert_;
-  const int* pattern_counts = pattern_counts_.data();
   const int* pattern_reached = pattern_reached_.data();
   const std::uint64_t* byte_lanes = kByteLanes.lanes;
+  const std::uint64_t* subset_lanes = subset_lanes_.data();
+  const Step* steps = steps_.data();
   int most = 0;
   for (std::int32_t token = 0; token < tokens; ++token) {
     if (token % kLaneTokens == 0 && token > 0) flush(scratch, rank_row, expert_count);
     const auto p = static_cast<std::size_t>(patterns_.draw32(bits.next(local)));
-    const int* count = &pattern_counts[p * static_cast<std::size_t>(node_limit)];
     most = std::max(most, pattern_reached[p]);
+    const Step* step = &steps[p * static_cast<std::size_t>(node_limit)];
+#pragma GCC unroll 4
     for (int i = 0; i < node_limit; ++i) {
       const std::uint64_t random = local.next();
       // One of the nodes - i not yet taken: multiply-shift of the high half (bias below nodes / 2^32).
@@ -225,8 +230,14 @@ int NodePatternSampler::draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t*
                      static_cast<std::size_t>(((random >> 32) * static_cast<std::uint64_t>(nodes - i)) >> 32);
       std::swap(order[i], order[j]);
       const auto n = static_cast<std::size_t>(order[i]);
-      node_row[n] += count[i] > 0;
-      const Subset s = subset(static_cast<std::uint32_t>(random), count[i]);
+      node_row[n] += step[i].reached;
+      // The subset: multiply-shift of the low half (bias below entries / 2^32).
+      const std::size_t entry = step[i].start + ((random & 0xffffffffULL) * step[i].size >> 32);
+      if (kRanksOnly) {
+        rank_lanes[n] += subset_lanes[entry];
+        continue;
+      }
+      const Subset s = subsets_[entry];
       for (int w = 0; w < rank_words; ++w)
         rank_lanes[n * static_cast<std::size_t>(rank_words) + static_cast<std::size_t>(w)] += byte_lanes[s.ranks >> (8 * w) & 0xff];
       if (rank_is_expert) continue;

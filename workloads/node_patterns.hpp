@@ -64,10 +64,11 @@ class NodePatternSampler {
   struct Subset {
     std::uint64_t experts, ranks;  // masks within the node
   };
-  // Inlined into the token loop, so the generator stays in registers.
-  Subset subset(std::uint32_t random, int size) const;
   // Draws tokens [0, tokens) of draw_source, all counters in 8-bit lanes
   // (flushed every kLaneTokens tokens), subsets from the table.
+  // kNodeLimit: node_limit when fixed at compile time, else 0; kRanksOnly:
+  // one expert per rank and at most 8 ranks per node.
+  template <int kNodeLimit, bool kRanksOnly>
   int draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                   std::int32_t* expert_count, NodePatternScratch& scratch) const;
   // draw_source for nodes too large for the table: experts drawn one by
@@ -92,6 +93,13 @@ class NodePatternSampler {
   std::vector<int> pattern_reached_;  // nonzero counts per pattern
   std::vector<std::uint32_t> subset_start_, subset_size_;  // per subset size c (tabled nodes)
   std::vector<Subset> subsets_;  // grouped by size
+  std::vector<std::uint64_t> subset_lanes_;  // per subset: its ranks as 8-bit lanes (first 8 ranks)
+  // Per pattern and node: the table entries of its subset size, and whether it has experts.
+  struct Step {
+    std::uint32_t start, size;
+    std::int32_t reached;
+  };
+  std::vector<Step> steps_;
   std::vector<std::uint64_t> rank_bit_;  // per expert of a node: the bit of its rank in the node
   // Drawn subsets, per pattern: the word (index in the token's first
   // node_limit + k) of each node and of each of the k expert slots, the
