@@ -217,32 +217,35 @@ int NodePatternSampler::draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t*
   const std::uint64_t* subset_lanes = subset_lanes_.data();
   const Step* steps = steps_.data();
   int most = 0;
-  for (std::int32_t token = 0; token < tokens; ++token) {
-    if (token % kLaneTokens == 0 && token > 0) flush(scratch, rank_row, expert_count);
-    const auto p = static_cast<std::size_t>(patterns_.draw32(bits.next(local)));
-    most = std::max(most, pattern_reached[p]);
-    const Step* step = &steps[p * static_cast<std::size_t>(node_limit)];
+  for (std::int32_t first = 0; first < tokens; first += kLaneTokens) {
+    if (first > 0) flush(scratch, rank_row, expert_count);
+    const std::int32_t last = tokens - first > kLaneTokens ? first + kLaneTokens : tokens;
+    for (std::int32_t token = first; token < last; ++token) {
+      const auto p = static_cast<std::size_t>(patterns_.draw32(bits.next(local)));
+      most = std::max(most, pattern_reached[p]);
+      const Step* step = &steps[p * static_cast<std::size_t>(node_limit)];
 #pragma GCC unroll 4
-    for (int i = 0; i < node_limit; ++i) {
-      const std::uint64_t random = local.next();
-      // One of the nodes - i not yet taken: multiply-shift of the high half (bias below nodes / 2^32).
-      const auto j = static_cast<std::size_t>(i) +
-                     static_cast<std::size_t>(((random >> 32) * static_cast<std::uint64_t>(nodes - i)) >> 32);
-      std::swap(order[i], order[j]);
-      const auto n = static_cast<std::size_t>(order[i]);
-      node_row[n] += step[i].reached;
-      // The subset: multiply-shift of the low half (bias below entries / 2^32).
-      const std::size_t entry = step[i].start + ((random & 0xffffffffULL) * step[i].size >> 32);
-      if (kRanksOnly) {
-        rank_lanes[n] += subset_lanes[entry];
-        continue;
+      for (int i = 0; i < node_limit; ++i) {
+        const std::uint64_t random = local.next();
+        // One of the nodes - i not yet taken: multiply-shift of the high half (bias below nodes / 2^32).
+        const auto j = static_cast<std::size_t>(i) +
+                       static_cast<std::size_t>(((random >> 32) * static_cast<std::uint64_t>(nodes - i)) >> 32);
+        std::swap(order[i], order[j]);
+        const auto n = static_cast<std::size_t>(order[i]);
+        node_row[n] += step[i].reached;
+        // The subset: multiply-shift of the low half (bias below entries / 2^32).
+        const std::size_t entry = step[i].start + ((random & 0xffffffffULL) * step[i].size >> 32);
+        if (kRanksOnly) {
+          rank_lanes[n] += subset_lanes[entry];
+          continue;
+        }
+        const Subset s = subsets_[entry];
+        for (int w = 0; w < rank_words; ++w)
+          rank_lanes[n * static_cast<std::size_t>(rank_words) + static_cast<std::size_t>(w)] += byte_lanes[s.ranks >> (8 * w) & 0xff];
+        if (rank_is_expert) continue;
+        for (int w = 0; w < expert_words; ++w)
+          expert_lanes[n * static_cast<std::size_t>(expert_words) + static_cast<std::size_t>(w)] += byte_lanes[s.experts >> (8 * w) & 0xff];
       }
-      const Subset s = subsets_[entry];
-      for (int w = 0; w < rank_words; ++w)
-        rank_lanes[n * static_cast<std::size_t>(rank_words) + static_cast<std::size_t>(w)] += byte_lanes[s.ranks >> (8 * w) & 0xff];
-      if (rank_is_expert) continue;
-      for (int w = 0; w < expert_words; ++w)
-        expert_lanes[n * static_cast<std::size_t>(expert_words) + static_cast<std::size_t>(w)] += byte_lanes[s.experts >> (8 * w) & 0xff];
     }
   }
   rng = local;
@@ -303,56 +306,59 @@ int NodePatternSampler::draw_drawn(Rng& rng, std::int32_t tokens, std::int32_t* 
   const std::uint64_t* slot_keep = slot_keep_.data();
   const std::uint64_t* rank_span = rank_span_.data();
   int most = 0;
-  for (std::int32_t token = 0; token < tokens; ++token) {
-    if (token % kFieldTokens == 0 && token > 0) spread_fields(scratch.fields, rank_row, node_row, expert_count);
-    const auto p = static_cast<std::size_t>(patterns_.draw32(bits.next(local)));
-    most = std::max(most, pattern_reached[p]);
+  for (std::int32_t first = 0; first < tokens; first += kFieldTokens) {
+    if (first > 0) spread_fields(scratch.fields, rank_row, node_row, expert_count);
+    const std::int32_t last = tokens - first > kFieldTokens ? first + kFieldTokens : tokens;
+    for (std::int32_t token = first; token < last; ++token) {
+      const auto p = static_cast<std::size_t>(patterns_.draw32(bits.next(local)));
+      most = std::max(most, pattern_reached[p]);
 #pragma GCC unroll 16
-    for (int q = 0; q < words; ++q) word[q] = local.next();
-    const std::uint32_t* sw = &slot_word[p * static_cast<std::size_t>(k)];
-    const std::uint64_t* keep = &slot_keep[p * static_cast<std::size_t>(k)];
-    const std::uint64_t* slot_increment = &slot_increment_[p * static_cast<std::size_t>(k)];
-    // The slots' experts; a repeat rejects its word: the sequential draw
-    // takes the next word for that slot and every later draw shifts by
-    // one, which is the same mapping on the words with that one removed.
-    for (;;) {
-      std::uint64_t experts = 0, repeats = 0;
+      for (int q = 0; q < words; ++q) word[q] = local.next();
+      const std::uint32_t* sw = &slot_word[p * static_cast<std::size_t>(k)];
+      const std::uint64_t* keep = &slot_keep[p * static_cast<std::size_t>(k)];
+      const std::uint64_t* slot_increment = &slot_increment_[p * static_cast<std::size_t>(k)];
+      // The slots' experts; a repeat rejects its word: the sequential draw
+      // takes the next word for that slot and every later draw shifts by
+      // one, which is the same mapping on the words with that one removed.
+      for (;;) {
+        std::uint64_t experts = 0, repeats = 0;
 #pragma GCC unroll 8
-      for (int s = 0; s < k; ++s) {
-        const std::uint32_t x = in_node(word[sw[s]]);
-        const std::uint64_t bit = std::uint64_t{1} << x;
-        experts &= keep[s];
-        repeats |= experts & bit;
-        increment[s] = slot_increment[s] | std::uint64_t{(experts & rank_span[x]) == 0} << kRankField;
-        experts |= bit;
-        local_expert[s] = x;
-      }
-      if (repeats == 0) break;
-      std::uint32_t rejected = 0;
-      experts = 0;
-      for (int s = 0; s < k; ++s) {  // the first slot whose expert repeats
-        const std::uint64_t bit = std::uint64_t{1} << local_expert[s];
-        if (keep[s] == 0) experts = 0;
-        if (experts & bit) {
-          rejected = sw[s];
-          break;
+        for (int s = 0; s < k; ++s) {
+          const std::uint32_t x = in_node(word[sw[s]]);
+          const std::uint64_t bit = std::uint64_t{1} << x;
+          experts &= keep[s];
+          repeats |= experts & bit;
+          increment[s] = slot_increment[s] | std::uint64_t{(experts & rank_span[x]) == 0} << kRankField;
+          experts |= bit;
+          local_expert[s] = x;
         }
-        experts |= bit;
+        if (repeats == 0) break;
+        std::uint32_t rejected = 0;
+        experts = 0;
+        for (int s = 0; s < k; ++s) {  // the first slot whose expert repeats
+          const std::uint64_t bit = std::uint64_t{1} << local_expert[s];
+          if (keep[s] == 0) experts = 0;
+          if (experts & bit) {
+            rejected = sw[s];
+            break;
+          }
+          experts |= bit;
+        }
+        std::copy(word + rejected + 1, word + words, word + rejected);
+        word[words - 1] = local.next();
       }
-      std::copy(word + rejected + 1, word + words, word + rejected);
-      word[words - 1] = local.next();
-    }
-    const std::uint32_t* nw = &node_word[p * static_cast<std::size_t>(node_limit)];
+      const std::uint32_t* nw = &node_word[p * static_cast<std::size_t>(node_limit)];
 #pragma GCC unroll 4
-    for (int i = 0; i < node_limit; ++i) {
-      const auto j = static_cast<std::size_t>(i) +
-                     static_cast<std::size_t>(((word[nw[i]] >> 32) * static_cast<std::uint64_t>(nodes - i)) >> 32);
-      std::swap(order[i], order[j]);
-      base[i] = static_cast<std::size_t>(order[i]) * per_node;
-    }
-    const std::uint32_t* sn = &slot_node[p * static_cast<std::size_t>(k)];
+      for (int i = 0; i < node_limit; ++i) {
+        const auto j = static_cast<std::size_t>(i) +
+                       static_cast<std::size_t>(((word[nw[i]] >> 32) * static_cast<std::uint64_t>(nodes - i)) >> 32);
+        std::swap(order[i], order[j]);
+        base[i] = static_cast<std::size_t>(order[i]) * per_node;
+      }
+      const std::uint32_t* sn = &slot_node[p * static_cast<std::size_t>(k)];
 #pragma GCC unroll 8
-    for (int s = 0; s < k; ++s) fields[base[sn[s]] + local_expert[s]] += increment[s];
+      for (int s = 0; s < k; ++s) fields[base[sn[s]] + local_expert[s]] += increment[s];
+    }
   }
   rng = local;
   spread_fields(scratch.fields, rank_row, node_row, expert_count);
