@@ -170,10 +170,10 @@ int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t*
   scratch.order.resize(nodes);
   std::iota(scratch.order.begin(), scratch.order.end(), 0);
   if (per_node_ > kMaxTabled) {
-    // DeepSeek-V3's top-8 of 4 nodes with its loops unrolled.
-    if (k_ == 8 && node_limit_ == 4 && (per_node_ & (per_node_ - 1)) == 0)
-      return draw_drawn<8, 4, true>(rng, tokens, rank_row, node_row, expert_count, scratch);
-    return draw_drawn<0, 0, false>(rng, tokens, rank_row, node_row, expert_count, scratch);
+    // DeepSeek-V3's top-8 of 4 nodes of 32 (EP64) with its loops unrolled.
+    if (k_ == 8 && node_limit_ == 4 && per_node_ == 32)
+      return draw_drawn<8, 4, 32>(rng, tokens, rank_row, node_row, expert_count, scratch);
+    return draw_drawn<0, 0, 0>(rng, tokens, rank_row, node_row, expert_count, scratch);
   }
   scratch.expert_lanes.assign(rank_is_expert_ ? 0 : nodes * static_cast<std::size_t>(expert_words_), 0);
   scratch.rank_lanes.assign(nodes * static_cast<std::size_t>(rank_words_), 0);
@@ -273,21 +273,20 @@ void NodePatternSampler::spread_fields(std::vector<std::uint64_t>& fields, std::
 // slot) depend on its pattern only, so they are drawn at once and read
 // through the pattern's tables; the rare repeat removes its word and draws
 // one more at the end. No loop depends on the pattern's counts.
-template <int kK, int kNodeLimit, bool kPowerOfTwo>
+template <int kK, int kNodeLimit, int kPerNode>
 int NodePatternSampler::draw_drawn(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                                    std::int32_t* expert_count, NodePatternScratch& scratch) const {
-  // The expert of a word within its node: multiply-shift of the high half,
-  // the top bits when the node's size is a power of two (the same number).
-  const int top = 64 - __builtin_ctzll(static_cast<std::uint64_t>(per_node_));
+  // The expert of a word within its node: multiply-shift of the high half
+  // (for 32 experts, the word's top 5 bits: the same number).
+  const auto per_node = static_cast<std::uint64_t>(kPerNode > 0 ? kPerNode : per_node_);
   auto in_node = [&](std::uint64_t random) {
-    if (kPowerOfTwo) return static_cast<std::uint32_t>(random >> top);
-    return static_cast<std::uint32_t>(((random >> 32) * static_cast<std::uint64_t>(per_node_)) >> 32);
+    if (kPerNode == 32) return static_cast<std::uint32_t>(random >> 59);
+    return static_cast<std::uint32_t>(((random >> 32) * per_node) >> 32);
   };
   Rng local = rng;
   HalfWords bits;
   const int nodes = nodes_, node_limit = kNodeLimit > 0 ? kNodeLimit : node_limit_, k = kK > 0 ? kK : k_;
   const int words = node_limit + k;
-  const auto per_node = static_cast<std::uint64_t>(per_node_);
   scratch.words.resize(static_cast<std::size_t>(words));
   scratch.base.resize(static_cast<std::size_t>(node_limit));
   scratch.local.resize(static_cast<std::size_t>(k));
