@@ -491,3 +491,43 @@ TEST_CASE("node-limited routing with several experts per rank matches brute forc
     }
   }
 }
+
+TEST_CASE("uniform node-limited draws are pinned to the stream they were tuned on", "[routing][patterns]") {
+  // Speed-ups of the node-pattern sampler must keep every count: a digest
+  // (FNV-1a over each layer's rank and node traffic, expert loads and most
+  // nodes per token) of samples drawn before the 2026-12-01 rewrite of its
+  // loops. Layouts: 8 nodes of 32 experts, top-8 of 4 (EP64, unrolled
+  // drawn subsets); 32 nodes of 8, one expert per rank (EP256, rank lanes
+  // from the subset table); 16 nodes of 16, 2 per rank (tabled, expert
+  // lanes); 3 nodes of 32, top-4 of 2 (the general drawn loop).
+  struct Case {
+    int experts, ep, k, node_limit, tokens;
+    std::uint64_t digest;
+  };
+  for (Case c : {Case{256, 64, 8, 4, 512, 0x2f5d961dd156f430ULL}, Case{256, 256, 8, 4, 64, 0xb06a0f2d485db7f1ULL},
+                 Case{256, 128, 8, 4, 128, 0x6159fdfab85fa93dULL}, Case{96, 24, 4, 2, 512, 0x9a2909ed5b265190ULL}}) {
+    INFO(c.experts << " experts on " << c.ep << " ranks, top-" << c.k << " of " << c.node_limit << " nodes");
+    Knobs knobs;
+    knobs.experts = c.experts;
+    knobs.ep = c.ep;
+    knobs.top_k = c.k;
+    knobs.node_limit = c.node_limit;
+    knobs.tokens = c.tokens;
+    knobs.micro_batches = 2;
+    const RoutingSample s = sample_routing(testing::workload(knobs));
+    std::uint64_t h = 14695981039346656037ULL;
+    auto mix = [&](std::int64_t v) {
+      for (int b = 0; b < 8; ++b) {
+        h ^= static_cast<std::uint64_t>(v >> (8 * b)) & 0xff;
+        h *= 1099511628211ULL;
+      }
+    };
+    for (const LayerRouting& lr : s.layers) {
+      for (std::int32_t v : lr.traffic.tokens) mix(v);
+      for (std::int32_t v : lr.traffic.node_tokens) mix(v);
+      for (std::int32_t v : lr.expert_tokens) mix(v);
+      mix(lr.max_nodes_per_token);
+    }
+    CHECK(h == c.digest);
+  }
+}
