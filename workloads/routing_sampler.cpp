@@ -271,6 +271,8 @@ LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
   t.uniform = std::all_of(t.weights.begin(), t.weights.end(), [&](double x) { return x == t.weights[0]; });
   t.experts = AliasTable(t.weights);
   if (!L.limited) return t;
+  // Equal weights draw by node pattern (RoutingJobs::run): no tables here.
+  if (t.uniform && NodePatternSampler::fits(L.per_node)) return t;
   if (LimitedDraws::fits(L.per_node)) {
     t.limited.emplace(t.weights, L.per_node, L.node_limit, L.k);
     return t;
