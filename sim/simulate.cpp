@@ -59,19 +59,24 @@ Simulation simulate(PlatformShape checked, const workloads::TaskGraph& graph, co
   workloads::TaskGraph calibrated =
       calibrate_compute(graph, compute, loaded.facts, out.placement, out.options.compute_fallback);
   // A routed task's amounts arrive in `graph` (through `routing`) just
-  // before the replay needs them, and are calibrated then.
-  std::vector<char> routed(routing ? graph.traffic.size() : 0, 0);
+  // before the replay needs them, and are calibrated then: per job, its
+  // compute tasks and its traffic (all a routed collective reads of it).
+  std::vector<std::vector<workloads::TaskId>> computed_by_job(routing ? graph.traffic.size() : 0);
+  if (routing)
+    for (const workloads::Task& t : graph.tasks)
+      if (t.routing >= 0 && !t.is_collective()) computed_by_job[static_cast<std::size_t>(t.routing)].push_back(t.id);
+  std::vector<char> routed(computed_by_job.size(), 0);
   const TaskGate fill_routed = [&](workloads::TaskId id) {
     const int job = calibrated.tasks[static_cast<std::size_t>(id)].routing;
     if (job < 0 || routed[static_cast<std::size_t>(job)]) return;
     routed[static_cast<std::size_t>(job)] = 1;
     (*routing)(job);
     calibrated.traffic[static_cast<std::size_t>(job)] = graph.traffic[static_cast<std::size_t>(job)];
-    for (workloads::Task& t : calibrated.tasks)
-      if (t.routing == job) {
-        t = graph.tasks[static_cast<std::size_t>(t.id)];
-        calibrate_task(t, calibrated.ranks, compute, loaded.facts, out.placement, out.options.compute_fallback);
-      }
+    for (workloads::TaskId c : computed_by_job[static_cast<std::size_t>(job)]) {
+      workloads::Task& t = calibrated.tasks[static_cast<std::size_t>(c)];
+      t = graph.tasks[static_cast<std::size_t>(c)];
+      calibrate_task(t, calibrated.ranks, compute, loaded.facts, out.placement, out.options.compute_fallback);
+    }
   };
   // The replay first: it plans every collective, and the bounds reuse its plans' bounds.
   std::vector<double> plan_bounds;
