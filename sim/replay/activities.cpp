@@ -122,12 +122,9 @@ std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const Platf
 
 std::vector<PendingExec> round_execs(const CollectivePhase& phase, const PlatformFacts& platform,
                                      const std::vector<s4u::Host*>& hosts, double share, bool latency,
-                                     const std::vector<Transfer>* carried) {
+                                     const RoundCost& nominal, const std::vector<Transfer>* carried) {
   const double scale = share * (phase.per_step ? 1.0 : static_cast<double>(phase.steps));
-  bool holds = false;  // does any NPU's communication kernel hold compute?
-  for (const Transfer& t : phase.transfers)
-    holds = holds || platform.npus[t.src_npu].comm_compute_share > 0 || platform.npus[t.dst_npu].comm_compute_share > 0;
-  const double transfer_s = holds ? round_cost(phase, platform, share).transfer_s : 0.0;
+  const double transfer_s = nominal.transfer_s;
   // Compute a communication kernel holds on NPU n over the round.
   auto held_flops = [&](int n) {
     return platform.npus[n].comm_compute_share * platform.npus[n].flops_bf16_per_s * transfer_s;
@@ -153,11 +150,7 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
     return out;
   }
   std::vector<int> slot_of(platform.npus.size(), -1);  // NPU -> its host's index in the parallel task
-  double latency_s = 0;
-  for (const Transfer& t : phase.transfers) {
-    slot_of[t.src_npu] = slot_of[t.dst_npu] = 0;
-    if (latency) latency_s = std::max(latency_s, route_latency_s(platform, t.src_npu, t.dst_npu));
-  }
+  for (const Transfer& t : phase.transfers) slot_of[t.src_npu] = slot_of[t.dst_npu] = 0;
   std::vector<int> npus;  // ascending
   for (std::size_t npu = 0; npu < slot_of.size(); ++npu)
     if (slot_of[npu] == 0) {
@@ -186,26 +179,27 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
   }
   for (const Transfer& t : ptask_entries(between, platform))
     bytes[slot(t.src_npu) * n + slot(t.dst_npu)] += t.bytes * scale;
-  if (latency) latency_s += phase.setup_s;
-  out.push_back(
-      {s4u::Exec::init()->set_hosts(ptask_hosts)->set_flops_amounts(flops)->set_bytes_amounts(bytes), latency_s});
+  out.push_back({s4u::Exec::init()->set_hosts(ptask_hosts)->set_flops_amounts(flops)->set_bytes_amounts(bytes),
+                 latency ? nominal.latency_s : 0.0});
   return out;
 }
 
-std::vector<int> add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform,
-                                      std::vector<double>& link_bytes, double share) {
-  const double scale = share * (phase.per_step ? 1.0 : static_cast<double>(phase.steps));
-  std::vector<int> touched;
+RoundLinkBytes round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform) {
+  const double scale = phase.per_step ? 1.0 : static_cast<double>(phase.steps);
+  std::vector<double> link_bytes(platform.links.size(), 0.0);
+  std::vector<char> crossed(platform.links.size(), 0);
+  RoundLinkBytes out;
   for (const Transfer& t : phase.transfers) {
     auto [first, last] = platform.routes.links(t.src_npu, t.dst_npu);
     for (const int* l = first; l != last; ++l) {
-      if (link_bytes[*l] == 0) touched.push_back(*l);  // once per link but for zero-byte transfers
+      if (!crossed[*l]) out.links.push_back(*l);
+      crossed[*l] = 1;
       link_bytes[*l] += t.bytes * scale;
     }
   }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  return touched;
+  std::sort(out.links.begin(), out.links.end());
+  for (int l : out.links) out.bytes.push_back(link_bytes[l]);
+  return out;
 }
 
 }  // namespace epsim::sim

@@ -38,18 +38,20 @@ struct PendingExec {
 };
 
 // The activities of one round of `phase`, every transfer carrying `share`
-// of its bytes: one parallel task (latency: its largest route latency), or
-// one per transfer when phase.per_transfer (latency: its own route's);
-// without `latency`, none. Each also holds `comm_compute_share` of its
-// NPUs' compute for the round's nominal transfer time, which slows kernels
-// running beside it (the SMs/AI cores a communication kernel uses).
+// of its bytes: one parallel task (latency: its largest route latency,
+// nominal.latency_s), or one per transfer when phase.per_transfer (latency:
+// its own route's); without `latency`, none. `nominal` is the round's
+// round_cost at `share`, latency paid (RoundCosts::at). Each activity also
+// holds `comm_compute_share` of its NPUs' compute for nominal.transfer_s,
+// which slows kernels running beside it (the SMs/AI cores a communication
+// kernel uses).
 // With `carried` (solver_transfers() of the phase), the parallel task
 // carries those bytes instead of the phase's transfers: the same sharing,
 // far fewer SimGrid constraints. Latency and held compute still follow
 // phase.transfers.
 std::vector<PendingExec> round_execs(const CollectivePhase& phase, const PlatformFacts& platform,
-                                     const std::vector<simgrid::s4u::Host*>& hosts, double share = 1.0,
-                                     bool latency = true, const std::vector<Transfer>* carried = nullptr);
+                                     const std::vector<simgrid::s4u::Host*>& hosts, double share, bool latency,
+                                     const RoundCost& nominal, const std::vector<Transfer>* carried = nullptr);
 
 // What one parallel task for a round of `phase` must carry for SimGrid to
 // share exactly as it would with all of phase.transfers. A link between
@@ -67,10 +69,12 @@ std::vector<PendingExec> round_execs(const CollectivePhase& phase, const Platfor
 std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const PlatformFacts& platform,
                                        const std::vector<bool>& contended);
 
-// Bytes each link carries in one round of `phase` (times `share`), added
-// to `link_bytes`; returns the links the round crosses that held 0 before,
-// ascending (all it crosses when `link_bytes` starts at 0).
-std::vector<int> add_round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform,
-                                      std::vector<double>& link_bytes, double share = 1.0);
+// The links one round of `phase` crosses, ascending, and the bytes each
+// carries at share 1 (a round at `share` carries that share of them).
+struct RoundLinkBytes {
+  std::vector<int> links;
+  std::vector<double> bytes;
+};
+RoundLinkBytes round_link_bytes(const CollectivePhase& phase, const PlatformFacts& platform);
 
 }  // namespace epsim::sim

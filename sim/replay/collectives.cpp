@@ -510,33 +510,22 @@ RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform
   return {min_latency_s, total_s - min_latency_s};
 }
 
-namespace {
+RoundCosts::RoundCosts(const CollectivePlan& plan, const PlatformFacts& platform) : plan_(plan), platform_(platform) {
+  for (const CollectivePhase& phase : plan.phases)
+    unit_.push_back(phase.per_transfer ? RoundCost{} : round_cost(phase, platform));
+}
 
-// round_cost of phase at `share`, from its cost at share 1 when that scales:
-// one parallel task's transfer time is its bottleneck link's bytes over its
-// bandwidth, linear in the share, and its latency does not depend on it.
-// Per-transfer rounds (the slowest transfer alone may bind) are priced anew.
-class RoundCosts {
- public:
-  RoundCosts(const CollectivePlan& plan, const PlatformFacts& platform) : plan_(plan), platform_(platform) {
-    for (const CollectivePhase& phase : plan.phases)
-      unit_.push_back(phase.per_transfer ? RoundCost{} : round_cost(phase, platform));
-  }
-  RoundCost at(std::size_t phase, double share, bool latency) const {
-    if (plan_.phases[phase].per_transfer) return round_cost(plan_.phases[phase], platform_, share, latency);
-    if (plan_.phases[phase].transfers.empty()) return {};
-    return {latency ? unit_[phase].latency_s : 0.0, unit_[phase].transfer_s * share};
-  }
-
- private:
-  const CollectivePlan& plan_;
-  const PlatformFacts& platform_;
-  std::vector<RoundCost> unit_;
-};
-
-}  // namespace
+RoundCost RoundCosts::at(std::size_t phase, double share, bool latency) const {
+  if (plan_.phases[phase].per_transfer) return round_cost(plan_.phases[phase], platform_, share, latency);
+  if (plan_.phases[phase].transfers.empty()) return {};
+  return {latency ? unit_[phase].latency_s : 0.0, unit_[phase].transfer_s * share};
+}
 
 std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const PlatformFacts& platform) {
+  return plan_steps(plan, RoundCosts(plan, platform));
+}
+
+std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const RoundCosts& costs) {
   std::vector<PlanStep> steps;
   if (plan.pipeline_chunks <= 1) {
     for (std::size_t i = 0; i < plan.phases.size(); ++i) {
@@ -554,7 +543,6 @@ std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const PlatformFacts
   if (plan.phases.size() < 2 || plan.phases[0].steps != 1 || plan.phases[1].steps != 1)
     throw std::logic_error("plan_steps: a pipelined plan starts with two phases of one step");
   const double c = plan.pipeline_chunks;
-  const RoundCosts costs(plan, platform);
   const double t1 = costs.at(0, 1 / c, false).total_s();
   const double t2 = costs.at(1, 1 / c, false).total_s();
   steps.push_back({0, 1 / c, true, {}});
@@ -575,13 +563,13 @@ std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const PlatformFacts
 }
 
 double plan_bound_s(const CollectivePlan& plan, const PlatformFacts& platform) {
-  return plan_bound_s(plan, plan_steps(plan, platform), platform);
+  const RoundCosts costs(plan, platform);
+  return plan_bound_s(plan_steps(plan, costs), costs);
 }
 
-double plan_bound_s(const CollectivePlan& plan, const std::vector<PlanStep>& steps, const PlatformFacts& platform) {
+double plan_bound_s(const std::vector<PlanStep>& steps, const RoundCosts& costs) {
   std::vector<double> finish_s(steps.size(), 0.0);
   double end_s = 0;
-  const RoundCosts costs(plan, platform);
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const PlanStep& s = steps[i];
     double start_s = 0;

@@ -169,6 +169,21 @@ struct RoundCost {
 RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform, double share = 1.0,
                      bool latency = true);
 
+// round_cost of a plan's phases at any share, each phase priced once: one
+// parallel task's transfer time is its bottleneck link's bytes over its
+// bandwidth, linear in the share, and its latency does not depend on it.
+// Per-transfer rounds (the slowest transfer alone may bind) are priced anew.
+class RoundCosts {
+ public:
+  RoundCosts(const CollectivePlan& plan, const PlatformFacts& platform);
+  RoundCost at(std::size_t phase, double share, bool latency) const;
+
+ private:
+  const CollectivePlan& plan_;
+  const PlatformFacts& platform_;
+  std::vector<RoundCost> unit_;
+};
+
 // What the replay runs for a plan: steps, each one round of `phase` with
 // every transfer at `share` of its bytes, paying its latency or not,
 // started when the steps `after` have ended. One after the other: every
@@ -187,14 +202,16 @@ struct PlanStep {
   std::vector<std::size_t> after;  // indices of earlier steps
 };
 std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const PlatformFacts& platform);
+// The same with the plan's costs priced already.
+std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const RoundCosts& costs);
 
 // Lower bound on the plan's duration, exact for a plan alone whose phases
 // use disjoint links: the longest chain of plan_steps() at their round
 // costs (one after the other: the sum of rounds x round cost; pipelined:
 // the chunk-by-chunk flow shop's makespan, tested).
 double plan_bound_s(const CollectivePlan& plan, const PlatformFacts& platform);
-// The same for `steps` = plan_steps(plan, platform), which the replay has made already.
-double plan_bound_s(const CollectivePlan& plan, const std::vector<PlanStep>& steps, const PlatformFacts& platform);
+// The same for `steps` = plan_steps(plan, ...) and `costs` of plan, which the replay has made already.
+double plan_bound_s(const std::vector<PlanStep>& steps, const RoundCosts& costs);
 
 // Bytes each link carries over the whole plan, added to `link_bytes` (size = links).
 void add_link_bytes(const CollectivePlan& plan, const PlatformFacts& platform, std::vector<double>& link_bytes);

@@ -120,6 +120,9 @@ class Driver {
         opened_(before_task ? graph.tasks.size() : 0, 0) {
     if (plan_bounds_ != nullptr) plan_bounds_->assign(graph.tasks.size(), -1.0);
     timeline_.link_bytes.assign(platform_.links.size(), 0.0);
+    is_hbm_link_.assign(platform_.links.size(), 0);
+    for (const NpuFacts& npu : platform_.npus)
+      if (npu.hbm_link >= 0) is_hbm_link_[static_cast<std::size_t>(npu.hbm_link)] = 1;
     check_graph();
     for (const Task& t : graph_.tasks) {
       for (TaskId d : t.deps) dependents_[d].push_back(t.id);
@@ -220,7 +223,9 @@ class Driver {
   // whether it started and the activities still running.
   struct CollectiveRun {
     CollectivePlan plan;
+    std::optional<RoundCosts> costs;  // of `plan`, each phase priced once
     std::vector<PlanStep> steps;
+    std::vector<std::optional<RoundLinkBytes>> link_loads;  // per phase, once it has started
     std::vector<bool> started;
     std::vector<int> outstanding;
     // Dispatch/combine, aggregated: per phase, the links of the plan's
@@ -468,15 +473,20 @@ class Driver {
     const Task& task = graph_.tasks[t];
     run.plan = plan_collective(task, graph_, placement_, options_.all_reduce, *options_.exact_ring_steps,
                                alltoallv_options(options_));
-    run.steps = plan_steps(run.plan, platform_);
-    if (plan_bounds_ != nullptr)
-      (*plan_bounds_)[static_cast<std::size_t>(t)] = plan_bound_s(run.plan, run.steps, platform_);
+    run.costs.emplace(run.plan, platform_);
+    run.steps = plan_steps(run.plan, *run.costs);
+    run.link_loads.resize(run.plan.phases.size());
+    if (plan_bounds_ != nullptr) (*plan_bounds_)[static_cast<std::size_t>(t)] = plan_bound_s(run.steps, *run.costs);
     if (options_.solver_stand_ins && is_alltoallv(task) && *options_.fidelity == Fidelity::kAggregated) {
-      for (const CollectivePhase& phase : run.plan.phases) {
-        run.own_phases.emplace_back(platform_.links.size(), false);
-        mark_links(phase, run.own_phases.back());
+      const std::size_t phases = run.plan.phases.size();
+      run.own_phases.assign(phases, std::vector<bool>(platform_.links.size(), false));
+      run.other_phases = run.own_phases;
+      // Per phase, the links the other phases load: the pipelined stages run side by side.
+      for (std::size_t p = 0; p < phases; ++p) {
+        mark_links(link_load(run, p), run.own_phases[p]);
+        for (std::size_t q = 0; q < phases; ++q)
+          if (q != p) mark_links(link_load(run, p), run.other_phases[q]);
       }
-      run.other_phases = other_phase_links(run.own_phases);
       run.alone.resize(run.plan.phases.size());
     }
     run.started.assign(run.steps.size(), false);
@@ -503,14 +513,13 @@ class Driver {
     const PlanStep& step = run.steps[i];
     const CollectivePhase& phase = run.plan.phases[step.phase];
     const double now = now_s();
-    // The round's bytes per link, summed in scratch memory that is 0 between calls.
-    std::vector<double>& link_bytes = round_link_bytes_;
-    link_bytes.resize(platform_.links.size(), 0.0);
-    const std::vector<int> touched = add_round_link_bytes(phase, platform_, link_bytes, step.share);
-    for (int l : touched) timeline_.link_bytes[l] += link_bytes[l];
-    drop_stand_ins(phase, t);
+    const RoundLinkBytes& load = link_load(run, step.phase);
+    for (std::size_t k = 0; k < load.links.size(); ++k)
+      timeline_.link_bytes[static_cast<std::size_t>(load.links[k])] += load.bytes[k] * step.share;
+    drop_stand_ins(load, t);
     const std::vector<Transfer>* carried = run.other_phases.empty() ? nullptr : carried_now(run, t, step.phase);
-    std::vector<PendingExec> execs = round_execs(phase, platform_, hosts_, step.share, step.latency, carried);
+    std::vector<PendingExec> execs = round_execs(phase, platform_, hosts_, step.share, step.latency,
+                                                 run.costs->at(step.phase, step.share, true), carried);
     run.started[i] = true;
     run.outstanding[i] = static_cast<int>(execs.size());
     collective_activities_ += static_cast<int>(execs.size());
@@ -525,21 +534,24 @@ class Driver {
           auto [first, last] = platform_.routes.links(tr.src_npu, tr.dst_npu);
           for (const int* l = first; l != last; ++l) r.link_bytes.emplace_back(*l, tr.bytes * scale);
         } else {
-          for (int l : touched)
-            if (link_bytes[l] > 0) r.link_bytes.emplace_back(l, link_bytes[l]);
+          for (std::size_t m = 0; m < load.links.size(); ++m)
+            if (load.bytes[m] > 0) r.link_bytes.emplace_back(load.links[m], load.bytes[m] * step.share);
         }
       }
       launch(execs[k].exec, std::move(r), execs[k].latency_s);
     }
-    for (int l : touched) link_bytes[l] = 0;
   }
 
-  // Marks every link the transfers of `phase` cross.
-  void mark_links(const CollectivePhase& phase, std::vector<bool>& marks) const {
-    for (const Transfer& tr : phase.transfers) {
-      auto [first, last] = platform_.routes.links(tr.src_npu, tr.dst_npu);
-      for (const int* l = first; l != last; ++l) marks[*l] = true;
-    }
+  // The links phase p of `run` crosses and their bytes, found once.
+  const RoundLinkBytes& link_load(CollectiveRun& run, std::size_t p) const {
+    std::optional<RoundLinkBytes>& load = run.link_loads[p];
+    if (!load) load = round_link_bytes(run.plan.phases[p], platform_);
+    return *load;
+  }
+
+  // Marks every link a phase crosses.
+  static void mark_links(const RoundLinkBytes& load, std::vector<bool>& marks) {
+    for (int l : load.links) marks[static_cast<std::size_t>(l)] = true;
   }
 
   static bool is_alltoallv(const Task& t) { return t.kind == TaskKind::kDispatch || t.kind == TaskKind::kCombine; }
@@ -548,19 +560,6 @@ class Driver {
     return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Transfer& x, const Transfer& y) {
       return x.src_npu == y.src_npu && x.dst_npu == y.dst_npu && x.bytes == y.bytes;
     });
-  }
-
-  // Per phase, the links the other phases load (`own`: the links of each;
-  // the pipelined stages run side by side).
-  static std::vector<std::vector<bool>> other_phase_links(const std::vector<std::vector<bool>>& own) {
-    const std::size_t phases = own.size();
-    std::vector<std::vector<bool>> out(phases, std::vector<bool>(phases ? own[0].size() : 0, false));
-    for (std::size_t p = 0; p < phases; ++p)
-      for (std::size_t q = 0; q < phases; ++q)
-        if (q != p)
-          for (std::size_t l = 0; l < own[q].size(); ++l)
-            if (own[q][l]) out[p][l] = true;
-    return out;
   }
 
   // The phase of the collective round `run` runs.
@@ -587,7 +586,10 @@ class Driver {
     if (graph_.stages > 1) return nullptr;
     contended_scratch_ = run.other_phases[p];
     auto mark = [&](const Running& other) {
-      if (other.rank < 0 && other.task != t) mark_links(phase_of(other), contended_scratch_);
+      if (other.rank < 0 && other.task != t) {
+        CollectiveRun& c = collectives_.at(other.task);
+        mark_links(link_load(c, c.steps[other.step].phase), contended_scratch_);
+      }
     };
     for (const Running& other : meta_) mark(other);
     for (const Delayed& d : delayed_) mark(d.run);
@@ -600,23 +602,21 @@ class Driver {
   // its own transfers instead, from where it is. One parallel task
   // progresses at one rate, so its remaining work is the same share of
   // every transfer: the replacement carries that share and pays no latency.
-  void drop_stand_ins(const CollectivePhase& phase, TaskId t) {
+  void drop_stand_ins(const RoundLinkBytes& phase_links, TaskId t) {
     auto crosses = [&](const Running& run) {
       if (!run.stand_ins || run.task == t) return false;
       const CollectiveRun& c = collectives_.at(run.task);
       const std::vector<bool>& spared = c.own_phases[c.steps[run.step].phase];
-      for (const Transfer& tr : phase.transfers) {
-        auto [first, last] = platform_.routes.links(tr.src_npu, tr.dst_npu);
-        // Stand-ins keep every HBM's load: only the links between count.
-        const int src_hbm = platform_.npus[tr.src_npu].hbm_link, dst_hbm = platform_.npus[tr.dst_npu].hbm_link;
-        for (const int* l = first; l != last; ++l)
-          if (spared[*l] && *l != src_hbm && *l != dst_hbm) return true;
-      }
-      return false;
+      // Stand-ins keep every HBM's load: only the links between HBMs count.
+      return std::any_of(phase_links.links.begin(), phase_links.links.end(), [&](int l) {
+        return spared[static_cast<std::size_t>(l)] && !is_hbm_link_[static_cast<std::size_t>(l)];
+      });
     };
     auto full = [&](const Running& run, double share) {
-      const PlanStep& step = collectives_.at(run.task).steps[run.step];
-      return round_execs(phase_of(run), platform_, hosts_, step.share * share, false).front().exec;
+      const CollectiveRun& c = collectives_.at(run.task);
+      const PlanStep& step = c.steps[run.step];
+      const double left = step.share * share;
+      return round_execs(phase_of(run), platform_, hosts_, left, false, c.costs->at(step.phase, left, true)).front().exec;
     };
     for (Delayed& d : delayed_) {
       if (!crosses(d.run)) continue;
@@ -702,8 +702,8 @@ class Driver {
   std::map<TaskId, CollectiveRun> collectives_;
   int collective_activities_ = 0;           // collective rounds' activities launched and not ended
   std::vector<bool> contended_scratch_;     // carried_now's working memory
+  std::vector<char> is_hbm_link_;           // per link: an NPU's HBM
   std::vector<Transfer> carried_scratch_;   // what carried_now returns beside other collectives
-  std::vector<double> round_link_bytes_;    // start_step's working memory: bytes per link, 0 between calls
   std::vector<int> worklist_;
   std::vector<std::pair<TaskId, int>> starting_;  // compute parts to launch at this instant
   std::vector<bool> in_worklist_;
