@@ -58,6 +58,16 @@ inline std::uint64_t below(std::uint64_t random, std::uint64_t n) {
 constexpr int kMaxSlots = 64;  // top_k <= 64 (loader)
 constexpr int kMaxDraws = 64;
 
+// Set bits of every byte (no popcnt instruction in the portable build).
+struct BitCount {
+  std::uint8_t bits[256];
+  constexpr BitCount() : bits() {
+    for (int b = 0; b < 256; ++b) bits[b] = static_cast<std::uint8_t>((b & 1) + (b >> 1 & 1) + (b >> 2 & 1) + (b >> 3 & 1) +
+                                                                      (b >> 4 & 1) + (b >> 5 & 1) + (b >> 6 & 1) + (b >> 7 & 1));
+  }
+};
+constexpr BitCount kBitCount;
+
 }  // namespace
 
 LimitedDraws::LimitedDraws(const std::vector<double>& weights, int per_node, int node_limit, int k, int rejection)
@@ -86,15 +96,22 @@ LimitedDraws::LimitedDraws(const std::vector<double>& weights, int per_node, int
     node_end_.push_back(total_);
   }
   if (masks_) {
-    // Per (node, mask of taken experts): the running weight of its
-    // untaken experts, 8 values.
-    untaken_running_.reserve(static_cast<std::size_t>(nodes_) * 256 * 8);
+    // Per column: threshold << 26 | alias's << 13 | item's (node, bit in
+    // the node's byte), so that a draw is one load.
+    for (int c = 0; c < all.columns(); ++c) {
+      auto info = [](int e) { return static_cast<std::uint64_t>(e >> 3) | std::uint64_t{1} << (e & 7) << 5; };
+      mask_alias_.push_back(all.threshold(c) << 26 | info(all.alias(c)) << 13 | info(all.item(c)));
+    }
+    // Per (node, half, mask of the half's taken experts): the running
+    // weight of its untaken experts, 4 values.
     for (int n = 0; n < nodes_; ++n) {
-      for (std::uint64_t mask = 0; mask < 256; ++mask) {
-        std::uint64_t running = 0;
-        for (int j = 0; j < 8; ++j) {
-          running += units_[static_cast<std::size_t>(n * 8 + j)] & (0 - (~mask >> j & 1));
-          untaken_running_.push_back(running);
+      for (int half = 0; half < 2; ++half) {
+        for (std::uint64_t mask = 0; mask < 16; ++mask) {
+          std::uint64_t running = 0;
+          for (int j = 0; j < 4; ++j) {
+            running += units_[static_cast<std::size_t>(n * 8 + half * 4 + j)] & (0 - (~mask >> j & 1));
+            half_running_.push_back(running);
+          }
         }
       }
     }
@@ -108,14 +125,29 @@ LimitedDraws::LimitedDraws(const std::vector<double>& weights, int per_node, int
 }
 
 void LimitedDraws::draw(Rng& rng, int* chosen) const {
-  // DeepSeek-V3's layout at EP256 (4 nodes of 8 experts) unrolled.
-  if (masks_) return slots_ == 4 ? draw_fixed<4, 8, true>(rng, chosen) : draw_fixed<0, 8, true>(rng, chosen);
-  if (slots_ == 4 && per_node_ == 8) return draw_fixed<4, 8, false>(rng, chosen);
-  draw_fixed<0, 0, false>(rng, chosen);
+  if (masks_) {
+    TokenNodes nodes;
+    draw_nodes(rng, nodes);
+    int c = 0;
+    for (int i = 0; i < nodes.count; ++i) {
+      for (int j = 0; j < 8; ++j) {
+        if (nodes.mask[i] >> j & 1) chosen[c++] = nodes.node[i] * 8 + j;
+      }
+    }
+    return;
+  }
+  if (slots_ == 4 && per_node_ == 8) return draw_fixed<4, 8, false>(rng, chosen, nullptr);
+  draw_fixed<0, 0, false>(rng, chosen, nullptr);
 }
 
-template <int kSlots, int kPerNode, bool kBitmap>
-void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
+void LimitedDraws::draw_nodes(Rng& rng, TokenNodes& nodes) const {
+  // DeepSeek-V3's layout at EP256 (4 nodes of 8 experts) unrolled.
+  if (slots_ == 4 && draws_ == kDraws && k_ >= kDraws) return draw_fixed<4, 8, true, kDraws>(rng, nullptr, &nodes);
+  draw_fixed<0, 8, true>(rng, nullptr, &nodes);
+}
+
+template <int kSlots, int kPerNode, bool kBitmap, int kDraws>
+void LimitedDraws::draw_fixed(Rng& rng, int* chosen, TokenNodes* nodes) const {
   // Per slot (a met node, in the order met): node, taken experts, weight left.
   int node[kMaxSlots];
   std::uint64_t taken[kMaxSlots], left[kMaxSlots];
@@ -132,17 +164,15 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
   const std::uint64_t* threshold = all_threshold_.data();
   const std::uint64_t* item_alias = all_item_alias_.data();
   const std::uint64_t columns = all_threshold_.size();
-  const std::uint64_t* untaken_running = untaken_running_.data();
+  const std::uint64_t* mask_alias = mask_alias_.data();
+  const std::uint64_t* half_running = half_running_.data();
   const auto per_node = static_cast<std::size_t>(kPerNode > 0 ? kPerNode : per_node_);
   const int k = k_, node_limit = node_limit_, max_repeats = repeats_;
   std::uint64_t unmet = total_;
   int met = 0, count = 0;
   Rng local = rng;
-  // The mask draws write out[count] whether or not they keep the expert
-  // (out has room for one more than k); with them the token's experts go
-  // there and are copied to chosen at the end.
-  int out[kMaxSlots + 1];
-  int* result = kBitmap ? out : chosen;
+  // With the masks the token's experts are its slots, copied to `nodes` at
+  // the end; otherwise each is written to chosen as it is taken.
 
   // Takes expert `index` of node n into `target` (== met: a new node).
   auto keep = [&](int target, std::size_t n, int index) __attribute__((always_inline)) {
@@ -153,49 +183,68 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
     node[target] = static_cast<int>(n);
     unmet -= is_new ? node_units[n] : 0;
     met += is_new;
-    result[count++] = static_cast<int>(n * per_node) + index;
+    if constexpr (!kBitmap) chosen[count] = static_cast<int>(n * per_node) + index;
+    ++count;
   };
 
   // First by weight over all experts, a repeat rejected, then the exact
   // steps below.
   if constexpr (kBitmap) {
-    // draws_ alias draws. The token's experts are a 256-bit mask (a load
-    // and a store at the drawn expert's word: a short chain, few
-    // instructions), its met nodes a 32-bit one; selects by masks, as the
-    // compiler turns ?: into branches.
-    std::uint64_t word[4] = {0, 0, 0, 0}, met_mask = 0;
-    auto try_draw = [&](std::uint32_t random) __attribute__((always_inline)) {
+    // Alias draws: draws_, or kDraws fixed at compile time (at most k).
+    // The token's taken experts are one byte per node (bit j: its expert
+    // j), its met nodes a 32-bit mask. A draw keeps its expert unless its
+    // node is new and the limit is reached; setting a taken expert's bit
+    // again changes nothing, so a repeat needs no test. The first `slots`
+    // draws cannot pass the limit and skip that test. With kDraws <= k
+    // every draw has room and the experts are counted at the end; draws_
+    // may pass k, so that path counts (and refuses) draw by draw. Selects
+    // by masks, as the compiler turns ?: into branches.
+    constexpr bool kCounted = kDraws == 0;
+    std::uint8_t bytes[32] = {};
+    std::uint64_t met_mask = 0;
+    auto try_draw = [&](std::uint32_t random, bool check_limit) __attribute__((always_inline)) {
       const std::uint64_t m = std::uint64_t{random} * columns;
-      const auto column = static_cast<std::size_t>(m >> 32);
-      const std::uint64_t pair = item_alias[column];
-      const std::uint64_t item = pair & 0xffffffffULL, alias = pair >> 32;
-      const std::uint64_t use_alias = 0 - static_cast<std::uint64_t>((m & 0xffffffffULL) >= threshold[column]);
-      const auto e = static_cast<std::size_t>(item ^ ((item ^ alias) & use_alias));
-      const std::uint64_t n = e >> 3;
-      const std::uint64_t fresh = ~met_mask >> n & 1;
-      const std::uint64_t open = static_cast<std::uint64_t>(met < node_limit) | (fresh ^ 1);
-      const std::uint64_t held = word[e >> 6] >> (e & 63) & 1;
-      const std::uint64_t kept = (held ^ 1) & open & static_cast<std::uint64_t>(count < k);
-      word[e >> 6] |= kept << (e & 63);
-      met_mask |= (kept & fresh) << n;
-      met += static_cast<int>(kept & fresh);
-      out[count] = static_cast<int>(e);
-      count += static_cast<int>(kept);
+      const std::uint64_t entry = mask_alias[m >> 32];
+      const std::uint64_t use_alias = (m & 0xffffffffULL) >= (entry >> 26);
+      const std::uint64_t info = entry >> (use_alias * 13);
+      const auto n = static_cast<std::size_t>(info & 31);
+      const std::uint64_t bit = info >> 5 & 0xff;
+      const std::uint64_t byte = bytes[n];
+      const std::uint64_t fresh = byte == 0;
+      std::uint64_t kept = check_limit ? (fresh ^ 1) | static_cast<std::uint64_t>(met < node_limit) : 1;
+      if constexpr (kCounted) {
+        kept &= static_cast<std::uint64_t>((byte & bit) == 0) & static_cast<std::uint64_t>(count < k);
+        count += static_cast<int>(kept);
+      }
+      bytes[n] = static_cast<std::uint8_t>(byte | (bit & (0 - kept)));
+      met_mask |= (fresh & kept) << n;
+      met += static_cast<int>(fresh & kept);
     };
-    for (int d = 0; d < draws_; d += 2) {
-      const std::uint64_t random = local.next();
-      try_draw(static_cast<std::uint32_t>(random >> 32));
-      try_draw(static_cast<std::uint32_t>(random));
+    if constexpr (kCounted) {
+      for (int d = 0; d < draws_; d += 2) {
+        const std::uint64_t random = local.next();
+        try_draw(static_cast<std::uint32_t>(random >> 32), true);
+        try_draw(static_cast<std::uint32_t>(random), true);
+      }
+    } else {
+      static_assert(kSlots > 0 && kSlots % 2 == 0 && kDraws % 2 == 0, "draws in pairs, free ones first");
+#pragma GCC unroll 16
+      for (int d = 0; d < kDraws; d += 2) {
+        const std::uint64_t random = local.next();
+        try_draw(static_cast<std::uint32_t>(random >> 32), d >= kSlots);
+        try_draw(static_cast<std::uint32_t>(random), d >= kSlots);
+      }
     }
     // The met nodes as slots (in node order): taken experts, weight left.
     int i = 0;
     for (std::uint64_t rest = met_mask; rest != 0; rest &= rest - 1, ++i) {
       const auto n = static_cast<std::size_t>(__builtin_ctzll(rest));
-      const std::uint64_t mask = word[n >> 3] >> (n & 7) * 8 & 0xff;
+      const std::uint64_t mask = bytes[n];
       node[i] = static_cast<int>(n);
       taken[i] = mask;
-      left[i] = untaken_running[(n << 8 | mask) << 3 | 7];
+      left[i] = half_running[(n * 32 + (mask & 15)) * 4 + 3] + half_running[(n * 32 + 16 + (mask >> 4)) * 4 + 3];
       unmet -= node_units[n];
+      if constexpr (!kCounted) count += kBitCount.bits[mask];
     }
   } else {
     // Until the token's nodes are met or after repeats_ repeats.
@@ -318,10 +367,12 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
       const std::uint64_t offset = u - before;
       int index = 0;
       if constexpr (kBitmap) {
-        // The running weights of the node's untaken experts, from the table.
-        const std::uint64_t* r = untaken_running + ((static_cast<std::uint64_t>(n) << 8 | mask) << 3);
-#pragma GCC unroll 8
-        for (std::size_t j = 0; j < 8; ++j) index += r[j] <= offset;
+        // The running weights of the node's untaken experts, from the
+        // tables of its two halves (the high half's after the low half's).
+        const std::uint64_t* low = half_running + (static_cast<std::size_t>(n) * 32 + (mask & 15)) * 4;
+        const std::uint64_t* high = half_running + (static_cast<std::size_t>(n) * 32 + 16 + (mask >> 4)) * 4;
+#pragma GCC unroll 4
+        for (std::size_t j = 0; j < 4; ++j) index += (low[j] <= offset) + (low[3] + high[j] <= offset);
       } else {
         index = scan_node(static_cast<std::size_t>(n), mask, offset);
       }
@@ -330,13 +381,94 @@ void LimitedDraws::draw_fixed(Rng& rng, int* chosen) const {
       left[slot] -= weight;
       taken[slot] |= std::uint64_t{1} << index;
       total -= weight;
-      result[count++] = e;
+      if constexpr (!kBitmap) chosen[count] = e;
+      ++count;
     } while (count < k);
   }
   if constexpr (kBitmap) {
-    for (int c = 0; c < k; ++c) chosen[c] = out[c];  // std::copy called memmove
+    nodes->count = met;
+    for (int i = 0; i < slots; ++i) {
+      nodes->node[i] = i < met ? node[i] : 0;
+      nodes->mask[i] = static_cast<std::uint8_t>(i < met ? taken[i] : 0);
+    }
   }
   rng = local;
+}
+
+}  // namespace epsim::workloads
+
+namespace epsim::workloads {
+
+namespace {
+
+// Counters are flushed before any can pass 255: a token adds at most 1 to
+// a lane.
+constexpr std::int32_t kLaneTokens = 255;
+
+// Per mask of a node's 8 experts, one 8-bit lane per group of 2^g
+// experts (g = 0..3): 1 if the mask holds any of them. g = 0 spreads the
+// mask's bits to bytes; 2^g = experts per rank marks the node's ranks.
+struct GroupLanes {
+  std::uint64_t lanes[4][256];
+  constexpr GroupLanes() : lanes() {
+    for (int g = 0; g < 4; ++g) {
+      const int size = 1 << g;
+      for (int mask = 0; mask < 256; ++mask) {
+        for (int group = 0; group * size < 8; ++group)
+          lanes[g][mask] |= static_cast<std::uint64_t>((mask >> (group * size) & ((1 << size) - 1)) != 0) << (8 * group);
+      }
+    }
+  }
+};
+constexpr GroupLanes kGroupLanes;
+
+}  // namespace
+
+int LimitedDraws::draw_source(Rng& rng, std::int32_t tokens, int experts_per_rank, std::int32_t* rank_row,
+                              std::int32_t* node_row, std::int32_t* expert_count) const {
+  // Per node, 8-bit counters in one 64-bit word, one add per (token, node)
+  // instead of one count per expert and rank: lane j of expert_lanes[n]
+  // counts expert j of node n, lane r of rank_lanes[n] its rank r. With
+  // one expert per rank the two are the same and only the ranks are kept.
+  const bool rank_is_expert = experts_per_rank == 1;
+  const int ranks_per_node = 8 / experts_per_rank;
+  const std::uint64_t* expert_lane = kGroupLanes.lanes[0];
+  const std::uint64_t* rank_lane = kGroupLanes.lanes[__builtin_ctz(static_cast<unsigned>(experts_per_rank))];
+  std::uint64_t expert_lanes[32] = {}, rank_lanes[32] = {};
+  auto flush = [&] {
+    for (int n = 0; n < nodes_; ++n) {
+      for (int r = 0; r < ranks_per_node; ++r) rank_row[n * ranks_per_node + r] += static_cast<std::int32_t>(rank_lanes[n] >> (8 * r) & 0xff);
+      for (int j = 0; j < 8 && !rank_is_expert; ++j) expert_count[n * 8 + j] += static_cast<std::int32_t>(expert_lanes[n] >> (8 * j) & 0xff);
+      rank_lanes[n] = expert_lanes[n] = 0;
+    }
+  };
+  Rng local = rng;
+  TokenNodes token;
+  int most = 0;
+  const int slots = slots_;
+  for (std::int32_t first = 0; first < tokens; first += kLaneTokens) {
+    const std::int32_t last = tokens - first > kLaneTokens ? first + kLaneTokens : tokens;
+    for (std::int32_t t = first; t < last; ++t) {
+      draw_nodes(local, token);
+      most = std::max(most, token.count);
+      // Every slot, unused ones (mask 0) adding nothing: no branch on the
+      // number of nodes reached.
+      for (int i = 0; i < slots; ++i) {
+        const auto n = static_cast<std::size_t>(token.node[i]);
+        const std::uint8_t mask = token.mask[i];
+        node_row[n] += mask != 0;
+        rank_lanes[n] += rank_lane[mask];
+        if (!rank_is_expert) expert_lanes[n] += expert_lane[mask];
+      }
+    }
+    flush();
+  }
+  // rank_row started at 0: with one expert per rank it holds the expert counts.
+  if (rank_is_expert) {
+    for (int e = 0; e < nodes_ * 8; ++e) expert_count[e] += rank_row[e];
+  }
+  rng = local;
+  return most;
 }
 
 }  // namespace epsim::workloads

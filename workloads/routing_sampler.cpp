@@ -321,6 +321,10 @@ void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, co
       max_nodes = std::max(max_nodes, patterns->draw_source(rng, tokens, rank_row, node_row, expert_count.data(), pattern_scratch));
       continue;
     }
+    if (t.limited && t.limited->by_masks()) {
+      max_nodes = std::max(max_nodes, t.limited->draw_source(rng, tokens, L.per_rank, rank_row, node_row, expert_count.data()));
+      continue;
+    }
     drawer.new_source();
     std::fill(rank_stamp.begin(), rank_stamp.end(), -1);
     std::fill(node_stamp.begin(), node_stamp.end(), -1);

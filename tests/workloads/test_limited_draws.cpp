@@ -132,3 +132,47 @@ TEST_CASE("limited draws in nodes of 8 (bit masks) have the exact set probabilit
     check_against_exact(small, 8, 2, 3, rejection);
   }
 }
+
+TEST_CASE("limited draws count a source's tokens by node lanes as token by token", "[routing][limited]") {
+  // 32 nodes of 8 zipf-1 experts, top-8, limit 4 (DeepSeek-V3 at EP256),
+  // 1,000 tokens (past the 255-token lane flush), with 1, 2 and 8 experts
+  // per rank: draw_source's counts equal those of the same tokens drawn
+  // one by one (the same random stream) and counted expert by expert.
+  std::vector<double> w;
+  for (int e = 0; e < 256; ++e) w.push_back(1.0 / (e + 1));
+  const LimitedDraws draws(w, 8, 4, 8);
+  REQUIRE(draws.by_masks());
+  const int tokens = 1000;
+  for (int per_rank : {1, 2, 8}) {
+    const auto ranks = static_cast<std::size_t>(256 / per_rank);
+    std::vector<std::int32_t> rank_row(ranks, 0), node_row(32, 0), experts(256, 0);
+    Rng rng(7);
+    const int most = draws.draw_source(rng, tokens, per_rank, rank_row.data(), node_row.data(), experts.data());
+
+    std::vector<std::int32_t> want_ranks(ranks, 0), want_nodes(32, 0), want_experts(256, 0);
+    Rng again(7);
+    int want_most = 0, picks = 0;
+    std::vector<int> chosen(8);
+    for (int t = 0; t < tokens; ++t) {
+      draws.draw(again, chosen.data());
+      std::set<int> token_ranks, token_nodes;
+      for (int e : chosen) {
+        ++want_experts[static_cast<std::size_t>(e)];
+        token_ranks.insert(e / per_rank);
+        token_nodes.insert(e / 8);
+      }
+      for (int r : token_ranks) ++want_ranks[static_cast<std::size_t>(r)];
+      for (int n : token_nodes) ++want_nodes[static_cast<std::size_t>(n)];
+      want_most = std::max(want_most, static_cast<int>(token_nodes.size()));
+      picks += static_cast<int>(chosen.size());
+    }
+    INFO("experts per rank " << per_rank);
+    CHECK(rank_row == want_ranks);
+    CHECK(node_row == want_nodes);
+    CHECK(experts == want_experts);
+    CHECK(most == 4);
+    CHECK(most == want_most);
+    CHECK(picks == 8 * tokens);
+    CHECK(again.next() == rng.next());  // the same words drawn
+  }
+}
