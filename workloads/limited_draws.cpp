@@ -28,11 +28,14 @@
 // experts, cheaper while few experts are taken. With nodes of 8 and at most
 // 32 nodes (DeepSeek-V3 at EP256) it makes a fixed number of alias draws,
 // draws_, each kept if new and allowed by the node limit, branch-free: the
-// token's experts are a 256-bit mask and its met nodes a 32-bit one, so a
-// draw is a few bit operations and whether it is kept (a coin flip under
-// skew) costs no mispredicted branch; the exact steps then find a met
-// node's untaken running weights in a table per (node, mask of taken
-// experts). Otherwise it redraws repeats until its nodes are met or
+// token's experts are one byte per node and its met nodes a 32-bit mask,
+// one packed table word gives a column's threshold and both candidates'
+// node and bit, so a draw is a few bit operations and whether it is kept
+// (a coin flip under skew) costs no mispredicted branch; the exact steps
+// then find a met node's untaken running weights in two tables per (node,
+// half of its experts, mask of the half's taken ones), 32 KiB at 32 nodes
+// (one table per (node, mask), 512 KiB, missed the first-level cache).
+// Otherwise it redraws repeats until its nodes are met or
 // repeats_ repeats. Which method draws the next expert depends only on the
 // draws so far, and each uses fresh random bits, so the law is the same.
 // Weights are integers (units of 2^-48 of the total),

@@ -23,10 +23,9 @@ class LimitedDraws {
   // with any weight hold at least k experts of positive weight. A token
   // first draws by alias table, rejecting repeats, then by exact steps:
   // with nodes of 8 and at most 32 nodes, a fixed `rejection` alias draws
-  // (rounded up to even, at most k rounded down to even, so that every
-  // draw has room; default kDraws); otherwise until its nodes are met or
-  // `rejection` repeats (default kRepeats). Tests set 0 to run exact steps
-  // only; the distribution is the same whatever `rejection`.
+  // (rounded up to even; default kDraws); otherwise until its nodes are
+  // met or `rejection` repeats (default kRepeats). Tests set 0 to run exact
+  // steps only; the distribution is the same whatever `rejection`.
   static constexpr int kDraws = 8;
   static constexpr int kRepeats = 16;
   LimitedDraws(const std::vector<double>& weights, int per_node, int node_limit, int k, int rejection = -1);
@@ -35,7 +34,8 @@ class LimitedDraws {
   void draw(Rng& rng, int* chosen) const;
 
   // Whether draw_nodes and draw_source serve this layout: nodes of 8
-  // experts, at most 32 nodes (DeepSeek-V3 at EP256).
+  // experts, at most 32 nodes (DeepSeek-V3 at EP256). draw() then draws
+  // by draw_nodes (the same random words, experts in node order).
   bool by_masks() const { return masks_; }
 
   // One token's experts by node (by_masks()): its nodes (count of them,
@@ -70,7 +70,7 @@ class LimitedDraws {
   void draw_fixed(Rng& rng, int* chosen, TokenNodes* nodes) const;
 
   int per_node_, nodes_, node_limit_, k_, slots_;  // slots_: nodes a token can meet, min(k, node_limit)
-  bool masks_;    // nodes of 8, at most 32 nodes: a token's experts fit a 256-bit mask
+  bool masks_;    // nodes of 8, at most 32 nodes: a token's experts are a byte per node
   int repeats_;   // otherwise: repeats before the exact steps
   int draws_;     // with masks_: alias draws per token before the exact steps (even)
   // An alias table over all experts (AliasTable's, copied out so that the
