@@ -75,6 +75,8 @@ const ByteLanes kByteLanes;
 // per token.
 constexpr std::int32_t kLaneTokens = 255;
 
+__extension__ using Wide = unsigned __int128;
+
 }  // namespace
 
 namespace {
@@ -126,18 +128,25 @@ NodePatternSampler::NodePatternSampler(int experts, int nodes, int node_limit, i
         if (b >> i & 1) ranks |= rank_bit_[static_cast<std::size_t>(byte * 8 + i)];
       rank_byte_.push_back(ranks);
     }
-  if (per_node_ > kMaxTabled) return;
-  const std::uint64_t masks = std::uint64_t{1} << per_node_;
-  for (int c = 0; c <= per_node_; ++c) {
+  if (per_node_ > kMaxWide) return;
+  const int tabled = per_node_ > kMaxTabled ? kWideTabled : per_node_;
+  for (int c = 0; c <= tabled; ++c) {
     subset_start_.push_back(static_cast<std::uint32_t>(subsets_.size()));
-    for (std::uint64_t mask = 0; mask < masks; ++mask) {
-      if (__builtin_popcountll(mask) == c) subsets_.push_back({mask, ranks_of(mask)});
+    // The masks of c bits in increasing order: Gosper's step from each to the next.
+    const std::uint64_t end = std::uint64_t{1} << per_node_;
+    for (std::uint64_t mask = (std::uint64_t{1} << c) - 1; mask < end;) {
+      subsets_.push_back({static_cast<std::uint32_t>(mask), static_cast<std::uint32_t>(ranks_of(mask))});
+      if (mask == 0) break;
+      const std::uint64_t low = mask & -mask, up = mask + low;
+      mask = ((mask ^ up) >> 2) / low | up;
     }
     subset_size_.push_back(static_cast<std::uint32_t>(subsets_.size()) - subset_start_.back());
   }
   for (const Subset& subset : subsets_) subset_lanes_.push_back(kByteLanes.lanes[subset.ranks & 0xff]);
-  for (int c : pattern_counts_)
-    steps_.push_back({subset_start_[static_cast<std::size_t>(c)], subset_size_[static_cast<std::size_t>(c)], c > 0});
+  for (int c : pattern_counts_) {
+    const auto t = static_cast<std::size_t>(std::min(c, tabled));
+    steps_.push_back({subset_start_[t], subset_size_[t], c > 0, c - static_cast<int>(t)});
+  }
 }
 
 // One table lookup per byte of the mask: no loop over its bits, whose
@@ -169,20 +178,23 @@ int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t*
   const auto nodes = static_cast<std::size_t>(nodes_);
   scratch.order.resize(nodes);
   std::iota(scratch.order.begin(), scratch.order.end(), 0);
-  if (per_node_ > kMaxTabled) {
-    // DeepSeek-V3's top-8 of 4 nodes of 32 (EP64) with its loops unrolled.
-    if (k_ == 8 && node_limit_ == 4 && per_node_ == 32)
-      return draw_drawn<8, 4, 32>(rng, tokens, rank_row, node_row, expert_count, scratch);
-    return draw_drawn<0, 0, 0>(rng, tokens, rank_row, node_row, expert_count, scratch);
-  }
+  if (per_node_ > kMaxWide) return draw_drawn<0, 0, 0>(rng, tokens, rank_row, node_row, expert_count, scratch);
   scratch.expert_lanes.assign(rank_is_expert_ ? 0 : nodes * static_cast<std::size_t>(expert_words_), 0);
   scratch.rank_lanes.assign(nodes * static_cast<std::size_t>(rank_words_), 0);
-  // DeepSeek-V3's 4 nodes unrolled; one expert per rank and at most 8
-  // ranks per node: one lane word per node, taken from the subset table.
-  const bool ranks_only = rank_is_expert_ && rank_words_ == 1;
-  const int most = node_limit_ == 4 && ranks_only ? draw_tabled<4, true>(rng, tokens, rank_row, node_row, expert_count, scratch)
-                   : ranks_only                  ? draw_tabled<0, true>(rng, tokens, rank_row, node_row, expert_count, scratch)
-                                                 : draw_tabled<0, false>(rng, tokens, rank_row, node_row, expert_count, scratch);
+  int most = 0;
+  if (per_node_ > kMaxTabled) {
+    // DeepSeek-V3 at EP64 unrolled: 4 nodes of 32 experts, 8 ranks each.
+    const bool ep64 = node_limit_ == 4 && !rank_is_expert_ && rank_words_ == 1 && expert_words_ == 4;
+    most = ep64 ? draw_tabled<true, 4, false, 1, 4>(rng, tokens, rank_row, node_row, expert_count, scratch)
+                : draw_tabled<true, 0, false>(rng, tokens, rank_row, node_row, expert_count, scratch);
+  } else {
+    // DeepSeek-V3's 4 nodes unrolled; one expert per rank and at most 8
+    // ranks per node: one lane word per node, taken from the subset table.
+    const bool ranks_only = rank_is_expert_ && rank_words_ == 1;
+    most = node_limit_ == 4 && ranks_only ? draw_tabled<false, 4, true>(rng, tokens, rank_row, node_row, expert_count, scratch)
+           : ranks_only                  ? draw_tabled<false, 0, true>(rng, tokens, rank_row, node_row, expert_count, scratch)
+                                         : draw_tabled<false, 0, false>(rng, tokens, rank_row, node_row, expert_count, scratch);
+  }
   flush(scratch, rank_row, expert_count);
   // One expert per rank: the rank counts were the expert counts (rank_row
   // starts at 0 for each source).
@@ -193,7 +205,7 @@ int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t*
   return most;
 }
 
-template <int kNodeLimit, bool kRanksOnly>
+template <bool kWide, int kNodeLimit, bool kRanksOnly, int kRankWords, int kExpertWords>
 int NodePatternSampler::draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                                     std::int32_t* expert_count, NodePatternScratch& scratch) const {
   // Distinct uniform nodes by a partial Fisher-Yates shuffle of a
@@ -210,11 +222,15 @@ int NodePatternSampler::draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t*
   std::uint64_t* expert_lanes = scratch.expert_lanes.data();
   std::uint64_t* rank_lanes = scratch.rank_lanes.data();
   const int nodes = nodes_, node_limit = kNodeLimit > 0 ? kNodeLimit : node_limit_;
-  const int rank_words = rank_words_, expert_words = expert_words_;
-  const bool rank_is_expert = rank_is_expert_;
+  const int rank_words = kRankWords > 0 ? kRankWords : rank_words_;
+  const int expert_words = kExpertWords > 0 ? kExpertWords : expert_words_;
+  const bool rank_is_expert = kExpertWords > 0 ? false : rank_is_expert_;
+  const auto per_node = static_cast<std::uint64_t>(per_node_);
   const int* pattern_reached = pattern_reached_.data();
   const std::uint64_t* byte_lanes = kByteLanes.lanes;
   const std::uint64_t* subset_lanes = subset_lanes_.data();
+  const std::uint64_t* rank_bit = rank_bit_.data();
+  const Subset* subsets = subsets_.data();
   const Step* steps = steps_.data();
   int most = 0;
   for (std::int32_t first = 0; first < tokens; first += kLaneTokens) {
@@ -227,22 +243,49 @@ int NodePatternSampler::draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t*
 #pragma GCC unroll 4
       for (int i = 0; i < node_limit; ++i) {
         const std::uint64_t random = local.next();
-        // One of the nodes - i not yet taken: multiply-shift of the high half (bias below nodes / 2^32).
-        const auto j = static_cast<std::size_t>(i) +
-                       static_cast<std::size_t>(((random >> 32) * static_cast<std::uint64_t>(nodes - i)) >> 32);
+        std::size_t j = 0, entry = 0;
+        if constexpr (kWide) {
+          // One of the nodes - i not yet taken from the high word of random
+          // x (nodes - i), the subset from the high word of the low word x
+          // entries: each (node, subset) pair is within a relative
+          // (nodes - i) x entries / 2^64 (< 2e-14) of its exact probability.
+          const Wide node_pick = Wide{random} * static_cast<std::uint64_t>(nodes - i);
+          j = static_cast<std::size_t>(i) + static_cast<std::size_t>(node_pick >> 64);
+          entry = step[i].start + static_cast<std::size_t>((Wide{static_cast<std::uint64_t>(node_pick)} * step[i].size) >> 64);
+        } else {
+          // One of the nodes - i not yet taken: multiply-shift of the high half (bias below nodes / 2^32).
+          j = static_cast<std::size_t>(i) +
+              static_cast<std::size_t>(((random >> 32) * static_cast<std::uint64_t>(nodes - i)) >> 32);
+          // The subset: multiply-shift of the low half (bias below entries / 2^32).
+          entry = step[i].start + ((random & 0xffffffffULL) * step[i].size >> 32);
+        }
         std::swap(order[i], order[j]);
         const auto n = static_cast<std::size_t>(order[i]);
         node_row[n] += step[i].reached;
-        // The subset: multiply-shift of the low half (bias below entries / 2^32).
-        const std::size_t entry = step[i].start + ((random & 0xffffffffULL) * step[i].size >> 32);
         if (kRanksOnly) {
           rank_lanes[n] += subset_lanes[entry];
           continue;
         }
-        const Subset s = subsets_[entry];
+        Subset s = subsets[entry];
+        if (kWide && __builtin_expect(step[i].extra > 0, 0)) {
+          // More experts than the table's subsets hold (2 % of DeepSeek-V3's
+          // EP64 tokens): the rest one by one, uniform over the node, a
+          // repeat redrawn. A uniform subset grown by uniform draws without
+          // replacement is a uniform subset of the larger size.
+          for (int extra = step[i].extra; extra > 0;) {
+            const auto e = static_cast<std::size_t>((Wide{local.next()} * per_node) >> 64);
+            const std::uint32_t bit = std::uint32_t{1} << e;
+            if (s.experts & bit) continue;
+            s.experts |= bit;
+            s.ranks |= static_cast<std::uint32_t>(rank_bit[e]);
+            --extra;
+          }
+        }
+#pragma GCC unroll 4
         for (int w = 0; w < rank_words; ++w)
           rank_lanes[n * static_cast<std::size_t>(rank_words) + static_cast<std::size_t>(w)] += byte_lanes[s.ranks >> (8 * w) & 0xff];
         if (rank_is_expert) continue;
+#pragma GCC unroll 4
         for (int w = 0; w < expert_words; ++w)
           expert_lanes[n * static_cast<std::size_t>(expert_words) + static_cast<std::size_t>(w)] += byte_lanes[s.experts >> (8 * w) & 0xff];
       }
@@ -251,8 +294,6 @@ int NodePatternSampler::draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t*
   rng = local;
   return most;
 }
-
-
 
 void NodePatternSampler::spread_fields(std::vector<std::uint64_t>& fields, std::int32_t* rank_row, std::int32_t* node_row,
                                        std::int32_t* expert_count) const {
@@ -276,13 +317,9 @@ void NodePatternSampler::spread_fields(std::vector<std::uint64_t>& fields, std::
 template <int kK, int kNodeLimit, int kPerNode>
 int NodePatternSampler::draw_drawn(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                                    std::int32_t* expert_count, NodePatternScratch& scratch) const {
-  // The expert of a word within its node: multiply-shift of the high half
-  // (for 32 experts, the word's top 5 bits: the same number).
+  // The expert of a word within its node: multiply-shift of the high half.
   const auto per_node = static_cast<std::uint64_t>(kPerNode > 0 ? kPerNode : per_node_);
-  auto in_node = [&](std::uint64_t random) {
-    if (kPerNode == 32) return static_cast<std::uint32_t>(random >> 59);
-    return static_cast<std::uint32_t>(((random >> 32) * per_node) >> 32);
-  };
+  auto in_node = [&](std::uint64_t random) { return static_cast<std::uint32_t>(((random >> 32) * per_node) >> 32); };
   Rng local = rng;
   HalfWords bits;
   const int nodes = nodes_, node_limit = kNodeLimit > 0 ? kNodeLimit : node_limit_, k = kK > 0 ? kK : k_;

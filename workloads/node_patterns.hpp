@@ -32,7 +32,7 @@ struct NodePatternScratch {
   std::vector<int> order;                  // a permutation of the nodes
   std::vector<std::uint64_t> expert_lanes;  // per node: 8-bit counters, 8 experts per word
   std::vector<std::uint64_t> rank_lanes;    // per node: 8-bit counters, 8 ranks per word
-  // Drawn subsets (nodes of more than 16 experts):
+  // Drawn subsets (nodes of more than 32 experts):
   std::vector<std::uint64_t> words;      // a token's first node_limit + k random words
   std::vector<std::size_t> base;         // a token's nodes' first experts, in pattern order
   std::vector<std::uint32_t> local;      // a token's experts within their nodes, by slot
@@ -58,17 +58,23 @@ class NodePatternSampler {
   int draw_source(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                   std::int32_t* expert_count, NodePatternScratch& scratch) const;
  private:
-  // Nodes of up to this many experts draw a subset from a table of all
-  // subsets (2^m masks); larger ones draw its experts one by one.
-  static constexpr int kMaxTabled = 16;
+  // Nodes of up to kMaxTabled experts draw a subset from a table of all
+  // subsets; nodes of up to kMaxWide from a table of the subsets of up to
+  // kWideTabled experts (C(32, 4) = 35,960 at most), a larger count adding
+  // its other experts one by one; larger nodes draw every expert one by one.
+  static constexpr int kMaxTabled = 16, kMaxWide = 32, kWideTabled = 4;
   struct Subset {
-    std::uint64_t experts, ranks;  // masks within the node
+    std::uint32_t experts, ranks;  // masks within the node
   };
   // Draws tokens [0, tokens) of draw_source, all counters in 8-bit lanes
   // (flushed every kLaneTokens tokens), subsets from the table.
-  // kNodeLimit: node_limit when fixed at compile time, else 0; kRanksOnly:
-  // one expert per rank and at most 8 ranks per node.
-  template <int kNodeLimit, bool kRanksOnly>
+  // kWide: nodes of kMaxTabled + 1 to kMaxWide experts (node and subset from
+  // one 64-bit product, counts above kWideTabled completed expert by
+  // expert); kNodeLimit: node_limit when fixed at compile time, else 0;
+  // kRanksOnly: one expert per rank and at most 8 ranks per node;
+  // kRankWords, kExpertWords: lane words per node when fixed, else 0 (a
+  // fixed kExpertWords: experts counted apart from ranks).
+  template <bool kWide, int kNodeLimit, bool kRanksOnly, int kRankWords = 0, int kExpertWords = 0>
   int draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                   std::int32_t* expert_count, NodePatternScratch& scratch) const;
   // draw_source for nodes too large for the table: experts drawn one by
@@ -91,13 +97,15 @@ class NodePatternSampler {
   AliasTable patterns_;
   std::vector<int> pattern_counts_;  // node_limit per pattern, largest first, 0-padded
   std::vector<int> pattern_reached_;  // nonzero counts per pattern
-  std::vector<std::uint32_t> subset_start_, subset_size_;  // per subset size c (tabled nodes)
-  std::vector<Subset> subsets_;  // grouped by size
+  std::vector<std::uint32_t> subset_start_, subset_size_;  // per tabled subset size c
+  std::vector<Subset> subsets_;  // grouped by size, each size in increasing order of masks
   std::vector<std::uint64_t> subset_lanes_;  // per subset: its ranks as 8-bit lanes (first 8 ranks)
-  // Per pattern and node: the table entries of its subset size, and whether it has experts.
+  // Per pattern and node: the table entries of its subset size (at most
+  // the largest tabled one), whether it has experts, and how many experts
+  // it draws beyond the table's subset.
   struct Step {
     std::uint32_t start, size;
-    std::int32_t reached;
+    std::int32_t reached, extra;
   };
   std::vector<Step> steps_;
   std::vector<std::uint64_t> rank_bit_;  // per expert of a node: the bit of its rank in the node

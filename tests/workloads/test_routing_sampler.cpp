@@ -425,19 +425,24 @@ RankShape rank_shape_of(const std::vector<std::vector<int>>& expert_sets, int ex
 TEST_CASE("node-limited routing with several experts per rank matches brute force at rank level",
           "[routing][patterns]") {
   // Layouts the one-expert-per-rank test does not reach: 2 experts per rank
-  // in nodes of 4 (subset tables), and 4 per rank in nodes of 32 (the
-  // untabled subset draw and the exact in-node draws of large nodes).
+  // in nodes of 4 (subset tables), 4 per rank in nodes of 32 (the table of
+  // subsets of up to 4 of 32 experts and the exact in-node draws of large
+  // nodes), the same with top-8, where most tokens put 5 to 8 experts in
+  // one node (a tabled subset completed expert by expert), 2 per rank in
+  // nodes of 20 (top-6: 10 ranks a node, 2 rank words), and one per rank in
+  // nodes of 32 (32 ranks a node).
   struct Layout {
-    int experts, ep, ranks_per_node;
+    int experts, ep, ranks_per_node, k;
   };
-  for (Layout lay : {Layout{16, 8, 2}, Layout{96, 24, 8}}) {
+  for (Layout lay : {Layout{16, 8, 2, 4}, Layout{96, 24, 8, 4}, Layout{96, 24, 8, 8}, Layout{60, 30, 10, 6},
+                     Layout{96, 96, 32, 4}}) {
     for (const char* routing : {"kind = \"uniform\"", "kind = \"zipf\"\nzipf_s = 1.2\norder = \"per_layer\""}) {
-      INFO(lay.experts << " experts on " << lay.ep << " ranks; " << routing);
+      INFO(lay.experts << " experts on " << lay.ep << " ranks, top-" << lay.k << "; " << routing);
       Knobs knobs;
       knobs.ep = lay.ep;
       knobs.ranks_per_node = lay.ranks_per_node;
       knobs.experts = lay.experts;
-      knobs.top_k = 4;
+      knobs.top_k = lay.k;
       knobs.node_limit = 2;
       knobs.tokens = 1;
       knobs.layers = 5;  // 4 MoE layers
@@ -469,7 +474,7 @@ TEST_CASE("node-limited routing with several experts per rank matches brute forc
       std::mt19937_64 gen(11);
       for (int moe_layer = 0; moe_layer < 4; ++moe_layer) {
         const std::vector<double> weights = expert_weights(w, moe_layer);
-        for (int i = 0; i < 8192; ++i) brute.push_back(brute_force_token(gen, weights, per_node, 2, 4));
+        for (int i = 0; i < 8192; ++i) brute.push_back(brute_force_token(gen, weights, per_node, 2, lay.k));
       }
       const RankShape b = rank_shape_of(brute, lay.experts, per_rank, per_node);
       const double nb = static_cast<double>(brute.size());
@@ -496,16 +501,24 @@ TEST_CASE("uniform node-limited draws are pinned to the stream they were tuned o
   // Speed-ups of the node-pattern sampler must keep every count: a digest
   // (FNV-1a over each layer's rank and node traffic, expert loads and most
   // nodes per token) of samples drawn before the 2026-12-01 rewrite of its
-  // loops. Layouts: 8 nodes of 32 experts, top-8 of 4 (EP64, unrolled
-  // drawn subsets); 32 nodes of 8, one expert per rank (EP256, rank lanes
-  // from the subset table); 16 nodes of 16, 2 per rank (tabled, expert
-  // lanes); 3 nodes of 32, top-4 of 2 (the general drawn loop).
+  // loops. Layouts: 8 nodes of 32 experts, top-8 of 4 (EP64, the unrolled
+  // table of subsets of up to 4 of 32 experts); 32 nodes of 8, one expert
+  // per rank (EP256, rank lanes from the subset table); 16 nodes of 16, 2
+  // per rank (tabled, expert lanes); 3 nodes of 32, top-4 of 2 (the general
+  // loop for nodes of 17 to 32); 4 nodes of 64, top-8 of 2 (drawn subsets).
+  // The first and fourth digests were renewed on 2026-12-02, when nodes of
+  // 17 to 32 experts moved from expert-by-expert draws to a table of
+  // subsets (a different, equally exact realisation;
+  // tests/workloads/test_node_patterns.cpp checks its law); the second and
+  // third are the 2026-12-01 ones; the fifth was added then, drawn by the
+  // unchanged code of larger nodes.
   struct Case {
     int experts, ep, k, node_limit, tokens;
     std::uint64_t digest;
   };
-  for (Case c : {Case{256, 64, 8, 4, 512, 0x2f5d961dd156f430ULL}, Case{256, 256, 8, 4, 64, 0xb06a0f2d485db7f1ULL},
-                 Case{256, 128, 8, 4, 128, 0x6159fdfab85fa93dULL}, Case{96, 24, 4, 2, 512, 0x9a2909ed5b265190ULL}}) {
+  for (Case c : {Case{256, 64, 8, 4, 512, 0x3cec28676119973cULL}, Case{256, 256, 8, 4, 64, 0xb06a0f2d485db7f1ULL},
+                 Case{256, 128, 8, 4, 128, 0x6159fdfab85fa93dULL}, Case{96, 24, 4, 2, 512, 0xc7984943319b8a34ULL},
+                 Case{256, 32, 8, 2, 256, 0xbf1243ef0c36fcdeULL}}) {
     INFO(c.experts << " experts on " << c.ep << " ranks, top-" << c.k << " of " << c.node_limit << " nodes");
     Knobs knobs;
     knobs.experts = c.experts;
