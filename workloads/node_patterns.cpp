@@ -131,18 +131,46 @@ NodePatternSampler::NodePatternSampler(int experts, int nodes, int node_limit, i
   if (per_node_ > kMaxWide) return;
   const int tabled = per_node_ > kMaxTabled ? kWideTabled : per_node_;
   for (int c = 0; c <= tabled; ++c) {
-    subset_start_.push_back(static_cast<std::uint32_t>(subsets_.size()));
+    subset_start_.push_back(static_cast<std::uint32_t>(subsets_.size() + wide_subsets_.size()));
     // The masks of c bits in increasing order: Gosper's step from each to the next.
     const std::uint64_t end = std::uint64_t{1} << per_node_;
     for (std::uint64_t mask = (std::uint64_t{1} << c) - 1; mask < end;) {
-      subsets_.push_back({static_cast<std::uint32_t>(mask), static_cast<std::uint32_t>(ranks_of(mask))});
+      const auto ranks = static_cast<std::uint32_t>(ranks_of(mask));
+      if (per_node_ > kMaxTabled) {
+        WideSubset wide{ranks, {}};
+        int slot = 0;
+        for (int e = 0; e < per_node_; ++e)
+          if (mask >> e & 1) wide.experts[slot++] = static_cast<std::uint8_t>(e);
+        for (; slot < kWideTabled; ++slot) wide.experts[slot] = static_cast<std::uint8_t>(per_node_ + slot);
+        wide_subsets_.push_back(wide);
+      } else {
+        subsets_.push_back({static_cast<std::uint32_t>(mask), ranks});
+      }
       if (mask == 0) break;
       const std::uint64_t low = mask & -mask, up = mask + low;
       mask = ((mask ^ up) >> 2) / low | up;
     }
-    subset_size_.push_back(static_cast<std::uint32_t>(subsets_.size()) - subset_start_.back());
+    subset_size_.push_back(static_cast<std::uint32_t>(subsets_.size() + wide_subsets_.size()) - subset_start_.back());
   }
   for (const Subset& subset : subsets_) subset_lanes_.push_back(kByteLanes.lanes[subset.ranks & 0xff]);
+  if (per_node_ > kMaxTabled) {
+    std::uint64_t tuples = 1;
+    for (int i = 0; i < node_limit && tuples <= kMaxTuples; ++i) tuples *= static_cast<std::uint64_t>(nodes - i);
+    if (tuples <= kMaxTuples) {
+      tuple_count_ = tuples;
+      // Odometer over node_limit digits in [0, nodes), keeping those with distinct digits.
+      std::vector<int> digits(static_cast<std::size_t>(node_limit), 0);
+      for (;;) {
+        std::vector<int> sorted = digits;
+        std::sort(sorted.begin(), sorted.end());
+        if (std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end())
+          for (int d : digits) tuple_nodes_.push_back(static_cast<std::uint16_t>(d));
+        int i = node_limit - 1;
+        while (i >= 0 && ++digits[static_cast<std::size_t>(i)] == nodes) digits[static_cast<std::size_t>(i--)] = 0;
+        if (i < 0) break;
+      }
+    }
+  }
   for (int c : pattern_counts_) {
     const auto t = static_cast<std::size_t>(std::min(c, tabled));
     steps_.push_back({subset_start_[t], subset_size_[t], c > 0, c - static_cast<int>(t)});
@@ -179,22 +207,38 @@ int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t*
   scratch.order.resize(nodes);
   std::iota(scratch.order.begin(), scratch.order.end(), 0);
   if (per_node_ > kMaxWide) return draw_drawn<0, 0, 0>(rng, tokens, rank_row, node_row, expert_count, scratch);
-  scratch.expert_lanes.assign(rank_is_expert_ ? 0 : nodes * static_cast<std::size_t>(expert_words_), 0);
-  scratch.rank_lanes.assign(nodes * static_cast<std::size_t>(rank_words_), 0);
+  const bool wide = per_node_ > kMaxTabled;
+  // Nodes of 17 to 32 count experts in 32-bit counters, and with one
+  // expert per rank those are the rank counts.
+  scratch.expert_lanes.assign(rank_is_expert_ || wide ? 0 : nodes * static_cast<std::size_t>(expert_words_), 0);
+  scratch.rank_lanes.assign(rank_is_expert_ && wide ? 0 : nodes * static_cast<std::size_t>(rank_words_), 0);
   int most = 0;
-  if (per_node_ > kMaxTabled) {
+  if (wide) {
+    const auto stride = static_cast<std::size_t>(kWideStride);
+    scratch.expert_counts.assign(nodes * stride, 0);
     // DeepSeek-V3 at EP64 unrolled: 4 nodes of 32 experts, 8 ranks each.
-    const bool ep64 = node_limit_ == 4 && !rank_is_expert_ && rank_words_ == 1 && expert_words_ == 4;
-    most = ep64 ? draw_tabled<true, 4, false, 1, 4>(rng, tokens, rank_row, node_row, expert_count, scratch)
-                : draw_tabled<true, 0, false>(rng, tokens, rank_row, node_row, expert_count, scratch);
-  } else {
-    // DeepSeek-V3's 4 nodes unrolled; one expert per rank and at most 8
-    // ranks per node: one lane word per node, taken from the subset table.
-    const bool ranks_only = rank_is_expert_ && rank_words_ == 1;
-    most = node_limit_ == 4 && ranks_only ? draw_tabled<false, 4, true>(rng, tokens, rank_row, node_row, expert_count, scratch)
-           : ranks_only                  ? draw_tabled<false, 0, true>(rng, tokens, rank_row, node_row, expert_count, scratch)
-                                         : draw_tabled<false, 0, false>(rng, tokens, rank_row, node_row, expert_count, scratch);
+    const bool tuples = tuple_count_ > 0;
+    most = tuples && node_limit_ == 4 && !rank_is_expert_ && rank_words_ == 1
+               ? draw_wide<4, 1, true>(rng, tokens, rank_row, node_row, expert_count, scratch)
+           : tuples ? draw_wide<0, 0, true>(rng, tokens, rank_row, node_row, expert_count, scratch)
+                    : draw_wide<0, 0, false>(rng, tokens, rank_row, node_row, expert_count, scratch);
+    flush(scratch, rank_row, expert_count);
+    const auto per_node = static_cast<std::size_t>(per_node_);
+    for (std::size_t n = 0; n < nodes; ++n) {
+      for (std::size_t e = 0; e < per_node; ++e) {
+        const std::int32_t count = scratch.expert_counts[n * stride + e];
+        expert_count[n * per_node + e] += count;
+        if (rank_is_expert_) rank_row[n * per_node + e] += count;
+      }
+    }
+    return most;
   }
+  // DeepSeek-V3's 4 nodes unrolled; one expert per rank and at most 8
+  // ranks per node: one lane word per node, taken from the subset table.
+  const bool ranks_only = rank_is_expert_ && rank_words_ == 1;
+  most = node_limit_ == 4 && ranks_only ? draw_tabled<4, true>(rng, tokens, rank_row, node_row, expert_count, scratch)
+         : ranks_only                  ? draw_tabled<0, true>(rng, tokens, rank_row, node_row, expert_count, scratch)
+                                       : draw_tabled<0, false>(rng, tokens, rank_row, node_row, expert_count, scratch);
   flush(scratch, rank_row, expert_count);
   // One expert per rank: the rank counts were the expert counts (rank_row
   // starts at 0 for each source).
@@ -205,7 +249,7 @@ int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t*
   return most;
 }
 
-template <bool kWide, int kNodeLimit, bool kRanksOnly, int kRankWords, int kExpertWords>
+template <int kNodeLimit, bool kRanksOnly>
 int NodePatternSampler::draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                                     std::int32_t* expert_count, NodePatternScratch& scratch) const {
   // Distinct uniform nodes by a partial Fisher-Yates shuffle of a
@@ -222,15 +266,11 @@ int NodePatternSampler::draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t*
   std::uint64_t* expert_lanes = scratch.expert_lanes.data();
   std::uint64_t* rank_lanes = scratch.rank_lanes.data();
   const int nodes = nodes_, node_limit = kNodeLimit > 0 ? kNodeLimit : node_limit_;
-  const int rank_words = kRankWords > 0 ? kRankWords : rank_words_;
-  const int expert_words = kExpertWords > 0 ? kExpertWords : expert_words_;
-  const bool rank_is_expert = kExpertWords > 0 ? false : rank_is_expert_;
-  const auto per_node = static_cast<std::uint64_t>(per_node_);
+  const int rank_words = rank_words_, expert_words = expert_words_;
+  const bool rank_is_expert = rank_is_expert_;
   const int* pattern_reached = pattern_reached_.data();
   const std::uint64_t* byte_lanes = kByteLanes.lanes;
   const std::uint64_t* subset_lanes = subset_lanes_.data();
-  const std::uint64_t* rank_bit = rank_bit_.data();
-  const Subset* subsets = subsets_.data();
   const Step* steps = steps_.data();
   int most = 0;
   for (std::int32_t first = 0; first < tokens; first += kLaneTokens) {
@@ -243,51 +283,123 @@ int NodePatternSampler::draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t*
 #pragma GCC unroll 4
       for (int i = 0; i < node_limit; ++i) {
         const std::uint64_t random = local.next();
-        std::size_t j = 0, entry = 0;
-        if constexpr (kWide) {
-          // One of the nodes - i not yet taken from the high word of random
-          // x (nodes - i), the subset from the high word of the low word x
-          // entries: each (node, subset) pair is within a relative
-          // (nodes - i) x entries / 2^64 (< 2e-14) of its exact probability.
-          const Wide node_pick = Wide{random} * static_cast<std::uint64_t>(nodes - i);
-          j = static_cast<std::size_t>(i) + static_cast<std::size_t>(node_pick >> 64);
-          entry = step[i].start + static_cast<std::size_t>((Wide{static_cast<std::uint64_t>(node_pick)} * step[i].size) >> 64);
-        } else {
-          // One of the nodes - i not yet taken: multiply-shift of the high half (bias below nodes / 2^32).
-          j = static_cast<std::size_t>(i) +
-              static_cast<std::size_t>(((random >> 32) * static_cast<std::uint64_t>(nodes - i)) >> 32);
-          // The subset: multiply-shift of the low half (bias below entries / 2^32).
-          entry = step[i].start + ((random & 0xffffffffULL) * step[i].size >> 32);
-        }
+        // One of the nodes - i not yet taken: multiply-shift of the high half (bias below nodes / 2^32).
+        const auto j = static_cast<std::size_t>(i) +
+                       static_cast<std::size_t>(((random >> 32) * static_cast<std::uint64_t>(nodes - i)) >> 32);
         std::swap(order[i], order[j]);
         const auto n = static_cast<std::size_t>(order[i]);
         node_row[n] += step[i].reached;
+        // The subset: multiply-shift of the low half (bias below entries / 2^32).
+        const std::size_t entry = step[i].start + ((random & 0xffffffffULL) * step[i].size >> 32);
         if (kRanksOnly) {
           rank_lanes[n] += subset_lanes[entry];
           continue;
         }
-        Subset s = subsets[entry];
-        if (kWide && __builtin_expect(step[i].extra > 0, 0)) {
+        const Subset s = subsets_[entry];
+        for (int w = 0; w < rank_words; ++w)
+          rank_lanes[n * static_cast<std::size_t>(rank_words) + static_cast<std::size_t>(w)] += byte_lanes[s.ranks >> (8 * w) & 0xff];
+        if (rank_is_expert) continue;
+        for (int w = 0; w < expert_words; ++w)
+          expert_lanes[n * static_cast<std::size_t>(expert_words) + static_cast<std::size_t>(w)] += byte_lanes[s.experts >> (8 * w) & 0xff];
+      }
+    }
+  }
+  rng = local;
+  return most;
+}
+
+// Nodes of 17 to 32 experts. A token's ordered tuple of distinct nodes is
+// one entry of a table of all of them (while there are at most
+// kMaxTuples; else the partial Fisher-Yates shuffle of draw_tabled), each
+// node's subset of at most kWideTabled experts an entry of the subset
+// table, and each of those experts one add to its own 32-bit counter.
+//
+// Random words: the tuple and the first two subsets from one 64-bit word,
+// later subsets two per word (without the tuple table, each node and its
+// subset from one word). Within a word, multiply-shift by the first range,
+// the low word of the product by the next range, and so on: the results
+// are the mixed-radix digits of floor(word x R / 2^64), R the product of
+// the ranges, so each outcome is within a relative R / 2^64 of its exact
+// probability: R <= 1,680 x 35,960^2 for DeepSeek-V3 at EP64 (8 nodes of
+// 32, top-8 of 4), 1.2e-7; kMaxTuples x 35,960^2, 2.9e-7, for any layout.
+template <int kNodeLimit, int kRankWords, bool kTuples>
+int NodePatternSampler::draw_wide(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
+                                  std::int32_t* expert_count, NodePatternScratch& scratch) const {
+  // Generator and tables in locals, as in draw_tabled.
+  Rng local = rng;
+  HalfWords bits;
+  int* order = scratch.order.data();
+  std::uint64_t* rank_lanes = scratch.rank_lanes.data();
+  std::int32_t* expert_counts = scratch.expert_counts.data();
+  const int nodes = nodes_, node_limit = kNodeLimit > 0 ? kNodeLimit : node_limit_;
+  const int rank_words = kRankWords > 0 ? kRankWords : rank_words_;
+  const bool rank_is_expert = kRankWords > 0 ? false : rank_is_expert_;
+  const auto per_node = static_cast<std::uint64_t>(per_node_);
+  const auto tuple_count = static_cast<std::uint64_t>(tuple_count_);
+  const std::uint16_t* tuple_nodes = tuple_nodes_.data();
+  const int* pattern_reached = pattern_reached_.data();
+  const std::uint64_t* byte_lanes = kByteLanes.lanes;
+  const std::uint64_t* rank_bit = rank_bit_.data();
+  const WideSubset* subsets = wide_subsets_.data();
+  const Step* steps = steps_.data();
+  int most = 0;
+  for (std::int32_t first = 0; first < tokens; first += kLaneTokens) {
+    if (first > 0) flush(scratch, rank_row, expert_count);
+    const std::int32_t last = tokens - first > kLaneTokens ? first + kLaneTokens : tokens;
+    for (std::int32_t token = first; token < last; ++token) {
+      const auto p = static_cast<std::size_t>(patterns_.draw32(bits.next(local)));
+      most = std::max(most, pattern_reached[p]);
+      const Step* step = &steps[p * static_cast<std::size_t>(node_limit)];
+      std::uint64_t rest = 0;  // what is left of the current word
+      const std::uint16_t* tuple = nullptr;
+      if (kTuples) {
+        const Wide pick = Wide{local.next()} * tuple_count;
+        tuple = tuple_nodes + static_cast<std::size_t>(pick >> 64) * static_cast<std::size_t>(node_limit);
+        rest = static_cast<std::uint64_t>(pick);
+      }
+#pragma GCC unroll 4
+      for (int i = 0; i < node_limit; ++i) {
+        std::size_t n = 0;
+        if (kTuples) {
+          if (i >= 2 && i % 2 == 0) rest = local.next();
+          n = tuple[i];
+        } else {
+          const Wide node_pick = Wide{local.next()} * static_cast<std::uint64_t>(nodes - i);
+          const auto j = static_cast<std::size_t>(i) + static_cast<std::size_t>(node_pick >> 64);
+          std::swap(order[i], order[j]);
+          n = static_cast<std::size_t>(order[i]);
+          rest = static_cast<std::uint64_t>(node_pick);
+        }
+        const Wide subset_pick = Wide{rest} * step[i].size;
+        rest = static_cast<std::uint64_t>(subset_pick);
+        // Read in place: each slot's expert one byte load, no shifts.
+        const WideSubset& s = subsets[step[i].start + static_cast<std::size_t>(subset_pick >> 64)];
+        node_row[n] += step[i].reached;
+        std::int32_t* count = expert_counts + n * kWideStride;
+#pragma GCC unroll 4
+        for (int slot = 0; slot < kWideTabled; ++slot) ++count[s.experts[slot]];
+        std::uint32_t ranks = s.ranks;
+        if (__builtin_expect(step[i].extra > 0, 0)) {
           // More experts than the table's subsets hold (2 % of DeepSeek-V3's
           // EP64 tokens): the rest one by one, uniform over the node, a
           // repeat redrawn. A uniform subset grown by uniform draws without
           // replacement is a uniform subset of the larger size.
+          std::uint32_t taken = 0;
+          for (std::uint8_t e : s.experts) taken |= e < per_node ? std::uint32_t{1} << e : 0;
           for (int extra = step[i].extra; extra > 0;) {
             const auto e = static_cast<std::size_t>((Wide{local.next()} * per_node) >> 64);
             const std::uint32_t bit = std::uint32_t{1} << e;
-            if (s.experts & bit) continue;
-            s.experts |= bit;
-            s.ranks |= static_cast<std::uint32_t>(rank_bit[e]);
+            if (taken & bit) continue;
+            taken |= bit;
+            ++count[e];
+            ranks |= static_cast<std::uint32_t>(rank_bit[e]);
             --extra;
           }
         }
+        if (rank_is_expert) continue;  // the expert counters are the rank counters
 #pragma GCC unroll 4
         for (int w = 0; w < rank_words; ++w)
-          rank_lanes[n * static_cast<std::size_t>(rank_words) + static_cast<std::size_t>(w)] += byte_lanes[s.ranks >> (8 * w) & 0xff];
-        if (rank_is_expert) continue;
-#pragma GCC unroll 4
-        for (int w = 0; w < expert_words; ++w)
-          expert_lanes[n * static_cast<std::size_t>(expert_words) + static_cast<std::size_t>(w)] += byte_lanes[s.experts >> (8 * w) & 0xff];
+          rank_lanes[n * static_cast<std::size_t>(rank_words) + static_cast<std::size_t>(w)] += byte_lanes[ranks >> (8 * w) & 0xff];
       }
     }
   }

@@ -32,6 +32,9 @@ struct NodePatternScratch {
   std::vector<int> order;                  // a permutation of the nodes
   std::vector<std::uint64_t> expert_lanes;  // per node: 8-bit counters, 8 experts per word
   std::vector<std::uint64_t> rank_lanes;    // per node: 8-bit counters, 8 ranks per word
+  // Nodes of 17 to 32 experts: per node, a counter per expert and one per
+  // slot of a tabled subset (a subset of fewer experts adds to those).
+  std::vector<std::int32_t> expert_counts;
   // Drawn subsets (nodes of more than 32 experts):
   std::vector<std::uint64_t> words;      // a token's first node_limit + k random words
   std::vector<std::size_t> base;         // a token's nodes' first experts, in pattern order
@@ -63,20 +66,35 @@ class NodePatternSampler {
   // kWideTabled experts (C(32, 4) = 35,960 at most), a larger count adding
   // its other experts one by one; larger nodes draw every expert one by one.
   static constexpr int kMaxTabled = 16, kMaxWide = 32, kWideTabled = 4;
+  // Expert counters per node of 17 to 32 experts (NodePatternScratch::expert_counts).
+  static constexpr std::size_t kWideStride = kMaxWide + kWideTabled;
   struct Subset {
     std::uint32_t experts, ranks;  // masks within the node
   };
+  // A subset of nodes of 17 to 32 experts: its ranks (a mask within the
+  // node) and its experts in increasing order, a slot left empty holding
+  // per_node + slot (counters nobody reads).
+  struct WideSubset {
+    std::uint32_t ranks;
+    std::uint8_t experts[kWideTabled];
+  };
   // Draws tokens [0, tokens) of draw_source, all counters in 8-bit lanes
   // (flushed every kLaneTokens tokens), subsets from the table.
-  // kWide: nodes of kMaxTabled + 1 to kMaxWide experts (node and subset from
-  // one 64-bit product, counts above kWideTabled completed expert by
-  // expert); kNodeLimit: node_limit when fixed at compile time, else 0;
-  // kRanksOnly: one expert per rank and at most 8 ranks per node;
-  // kRankWords, kExpertWords: lane words per node when fixed, else 0 (a
-  // fixed kExpertWords: experts counted apart from ranks).
-  template <bool kWide, int kNodeLimit, bool kRanksOnly, int kRankWords = 0, int kExpertWords = 0>
+  // kNodeLimit: node_limit when fixed at compile time, else 0; kRanksOnly:
+  // one expert per rank and at most 8 ranks per node.
+  template <int kNodeLimit, bool kRanksOnly>
   int draw_tabled(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                   std::int32_t* expert_count, NodePatternScratch& scratch) const;
+  // The same for nodes of kMaxTabled + 1 to kMaxWide experts: nodes from
+  // the tuple table, subsets of up to kWideTabled experts from the subset
+  // table, larger ones completed expert by expert; expert counters of 32
+  // bits in scratch.expert_counts, rank counters in 8-bit lanes.
+  // kNodeLimit as above; kRankWords: rank lane words per node when fixed
+  // at compile time (and several experts per rank), else 0; kTuples:
+  // whether the tuple table exists.
+  template <int kNodeLimit, int kRankWords, bool kTuples>
+  int draw_wide(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
+                std::int32_t* expert_count, NodePatternScratch& scratch) const;
   // draw_source for nodes too large for the table: experts drawn one by
   // one, each counted by one add to a packed per-expert counter; kK,
   // kNodeLimit, kPerNode: k, node_limit and experts per node when fixed at
@@ -99,6 +117,13 @@ class NodePatternSampler {
   std::vector<int> pattern_reached_;  // nonzero counts per pattern
   std::vector<std::uint32_t> subset_start_, subset_size_;  // per tabled subset size c
   std::vector<Subset> subsets_;  // grouped by size, each size in increasing order of masks
+  std::vector<WideSubset> wide_subsets_;  // the same for nodes of 17 to 32 experts
+  // Nodes of 17 to 32 experts: every ordered tuple of node_limit distinct
+  // nodes, lexicographic, node_limit entries each; empty (tuple_count_ 0)
+  // when there are more than kMaxTuples.
+  static constexpr std::uint64_t kMaxTuples = 4096;
+  std::uint64_t tuple_count_ = 0;
+  std::vector<std::uint16_t> tuple_nodes_;
   std::vector<std::uint64_t> subset_lanes_;  // per subset: its ranks as 8-bit lanes (first 8 ranks)
   // Per pattern and node: the table entries of its subset size (at most
   // the largest tabled one), whether it has experts, and how many experts

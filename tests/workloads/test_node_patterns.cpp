@@ -125,59 +125,72 @@ TEST_CASE("node-pattern subsets of nodes of 17 experts are uniform, tabled or co
   }
 }
 
-TEST_CASE("node-pattern tokens in nodes of 32 experts: patterns at their exact odds, uniform subsets in each node",
+TEST_CASE("node-pattern tokens in nodes of 32 experts: patterns at their exact odds, uniform nodes and subsets",
           "[routing][patterns]") {
   // DeepSeek-V3's EP64 draw, top-8 of 4 nodes of 32 experts, 4 per rank,
-  // on 5 nodes. Patterns against their exact probabilities (those expected
-  // fewer than 5 times pooled in one cell); each node's subset of c experts
-  // against uniform over the C(32, c) subsets for c = 1 to 3 (tabled), and
-  // for c >= 5 (a tabled 4-subset completed one by one; C(32, 5) subsets
-  // are too many to count) each of its pairs against uniform over the
-  // C(32, 2) pairs.
-  const std::vector<NodePattern> patterns = uniform_node_patterns(160, 5, 4, 8);
-  const NodePatternSampler sampler(160, 5, 4, 8, 4);
-  NodePatternScratch scratch;
-  Rng rng(stream_seed(9, 8));
-  const double tokens = 300000;
-  auto pattern_key = [](std::vector<int> counts) {
-    std::sort(counts.begin(), counts.end(), std::greater<>());
-    std::uint64_t key = 0;
-    for (int c : counts) key = key * 10 + static_cast<std::uint64_t>(c);
-    return key;
-  };
-  std::map<std::uint64_t, double> expected_patterns;
-  std::map<std::uint64_t, std::uint64_t> cell_of;  // pattern -> its cell (itself, or 0: pooled)
-  for (const NodePattern& q : patterns) {
-    const double mean = q.probability * tokens;
-    cell_of[pattern_key(q.counts)] = mean < 5 ? 0 : pattern_key(q.counts);
-    expected_patterns[cell_of[pattern_key(q.counts)]] += mean;
-  }
-  std::map<std::uint64_t, double> seen_patterns, pairs;
-  std::vector<std::map<std::uint64_t, double>> subsets(4);
-  int inconsistent = 0;
-  for (double i = 0; i < tokens; ++i) {
-    const Token t = draw_one(sampler, rng, 160, 5, 4, 4, scratch);
-    inconsistent += !t.consistent;
-    std::vector<int> counts;
-    for (std::uint64_t mask : t.masks) {
-      const int c = __builtin_popcountll(mask);
-      if (c == 0) continue;
-      counts.push_back(c);
-      if (c <= 3) ++subsets[static_cast<std::size_t>(c)][subset_rank(mask)];
-      if (c < 5) continue;
-      for (int a = 0; a < 32; ++a)
-        for (int b = a + 1; b < 32; ++b)
-          if ((mask >> a & 1) && (mask >> b & 1)) ++pairs[subset_rank(std::uint64_t{1} << a | std::uint64_t{1} << b)];
+  // on 5 nodes (the table of node tuples) and on 10 (more than 4,096
+  // tuples: nodes by Fisher-Yates). Patterns against their exact
+  // probabilities (those expected fewer than 5 times pooled in one cell);
+  // for each count c <= 4, how often each node holds c experts against
+  // uniform over the nodes; each node's subset of c experts against
+  // uniform over the C(32, c) subsets for c = 1 to 3 (tabled), and for
+  // c >= 5 (a tabled 4-subset completed one by one; C(32, 5) subsets are
+  // too many to count) each of its pairs against uniform over the C(32, 2)
+  // pairs.
+  for (int nodes : {5, 10}) {
+    INFO(nodes << " nodes");
+    const int experts = 32 * nodes;
+    const std::vector<NodePattern> patterns = uniform_node_patterns(experts, nodes, 4, 8);
+    const NodePatternSampler sampler(experts, nodes, 4, 8, 4);
+    NodePatternScratch scratch;
+    Rng rng(stream_seed(9, static_cast<std::uint64_t>(nodes)));
+    const double tokens = 200000;
+    auto pattern_key = [](std::vector<int> counts) {
+      std::sort(counts.begin(), counts.end(), std::greater<>());
+      std::uint64_t key = 0;
+      for (int c : counts) key = key * 10 + static_cast<std::uint64_t>(c);
+      return key;
+    };
+    std::map<std::uint64_t, double> expected_patterns;
+    std::map<std::uint64_t, std::uint64_t> cell_of;  // pattern -> its cell (itself, or 0: pooled)
+    for (const NodePattern& q : patterns) {
+      const double mean = q.probability * tokens;
+      cell_of[pattern_key(q.counts)] = mean < 5 ? 0 : pattern_key(q.counts);
+      expected_patterns[cell_of[pattern_key(q.counts)]] += mean;
     }
-    const auto cell = cell_of.find(pattern_key(counts));
-    inconsistent += std::accumulate(counts.begin(), counts.end(), 0) != 8 || cell == cell_of.end();
-    if (cell != cell_of.end()) ++seen_patterns[cell->second];
+    std::map<std::uint64_t, double> seen_patterns, pairs;
+    std::vector<std::map<std::uint64_t, double>> subsets(4), holding(5);
+    int inconsistent = 0;
+    for (double i = 0; i < tokens; ++i) {
+      const Token t = draw_one(sampler, rng, experts, nodes, 4, 4, scratch);
+      inconsistent += !t.consistent;
+      std::vector<int> counts;
+      for (std::size_t n = 0; n < t.masks.size(); ++n) {
+        const std::uint64_t mask = t.masks[n];
+        const int c = __builtin_popcountll(mask);
+        if (c == 0) continue;
+        counts.push_back(c);
+        if (c <= 4) ++holding[static_cast<std::size_t>(c)][n];
+        if (c <= 3) ++subsets[static_cast<std::size_t>(c)][subset_rank(mask)];
+        if (c < 5) continue;
+        for (int a = 0; a < 32; ++a)
+          for (int b = a + 1; b < 32; ++b)
+            if ((mask >> a & 1) && (mask >> b & 1)) ++pairs[subset_rank(std::uint64_t{1} << a | std::uint64_t{1} << b)];
+      }
+      const auto cell = cell_of.find(pattern_key(counts));
+      inconsistent += std::accumulate(counts.begin(), counts.end(), 0) != 8 || cell == cell_of.end();
+      if (cell != cell_of.end()) ++seen_patterns[cell->second];
+    }
+    CHECK(inconsistent == 0);
+    check_counts(seen_patterns, expected_patterns);
+    for (int c = 1; c <= 4; ++c) {
+      INFO("nodes holding " << c << " experts");
+      check_uniform(holding[static_cast<std::size_t>(c)], static_cast<std::uint64_t>(nodes));
+    }
+    for (int c = 1; c <= 3; ++c) {
+      INFO(c << " experts in a node");
+      check_uniform(subsets[static_cast<std::size_t>(c)], static_cast<std::uint64_t>(choose(32, c)));
+    }
+    check_uniform(pairs, static_cast<std::uint64_t>(choose(32, 2)));
   }
-  CHECK(inconsistent == 0);
-  check_counts(seen_patterns, expected_patterns);
-  for (int c = 1; c <= 3; ++c) {
-    INFO(c << " experts in a node");
-    check_uniform(subsets[static_cast<std::size_t>(c)], static_cast<std::uint64_t>(choose(32, c)));
-  }
-  check_uniform(pairs, static_cast<std::uint64_t>(choose(32, 2)));
 }

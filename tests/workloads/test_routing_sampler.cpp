@@ -516,8 +516,8 @@ TEST_CASE("uniform node-limited draws are pinned to the stream they were tuned o
     int experts, ep, k, node_limit, tokens;
     std::uint64_t digest;
   };
-  for (Case c : {Case{256, 64, 8, 4, 512, 0x3cec28676119973cULL}, Case{256, 256, 8, 4, 64, 0xb06a0f2d485db7f1ULL},
-                 Case{256, 128, 8, 4, 128, 0x6159fdfab85fa93dULL}, Case{96, 24, 4, 2, 512, 0xc7984943319b8a34ULL},
+  for (Case c : {Case{256, 64, 8, 4, 512, 0x9dd4f0342e164425ULL}, Case{256, 256, 8, 4, 64, 0xb06a0f2d485db7f1ULL},
+                 Case{256, 128, 8, 4, 128, 0x6159fdfab85fa93dULL}, Case{96, 24, 4, 2, 512, 0xd2d9ded5e6cb11dbULL},
                  Case{256, 32, 8, 2, 256, 0xbf1243ef0c36fcdeULL}}) {
     INFO(c.experts << " experts on " << c.ep << " ranks, top-" << c.k << " of " << c.node_limit << " nodes");
     Knobs knobs;
