@@ -206,7 +206,7 @@ int NodePatternSampler::draw_source(Rng& rng, std::int32_t tokens, std::int32_t*
   const auto nodes = static_cast<std::size_t>(nodes_);
   scratch.order.resize(nodes);
   std::iota(scratch.order.begin(), scratch.order.end(), 0);
-  if (per_node_ > kMaxWide) return draw_drawn<0, 0, 0>(rng, tokens, rank_row, node_row, expert_count, scratch);
+  if (per_node_ > kMaxWide) return draw_drawn(rng, tokens, rank_row, node_row, expert_count, scratch);
   const bool wide = per_node_ > kMaxTabled;
   // Nodes of 17 to 32 count experts in 32-bit counters, and with one
   // expert per rank those are the rank counts.
@@ -426,15 +426,14 @@ void NodePatternSampler::spread_fields(std::vector<std::uint64_t>& fields, std::
 // slot) depend on its pattern only, so they are drawn at once and read
 // through the pattern's tables; the rare repeat removes its word and draws
 // one more at the end. No loop depends on the pattern's counts.
-template <int kK, int kNodeLimit, int kPerNode>
 int NodePatternSampler::draw_drawn(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                                    std::int32_t* expert_count, NodePatternScratch& scratch) const {
   // The expert of a word within its node: multiply-shift of the high half.
-  const auto per_node = static_cast<std::uint64_t>(kPerNode > 0 ? kPerNode : per_node_);
+  const auto per_node = static_cast<std::uint64_t>(per_node_);
   auto in_node = [&](std::uint64_t random) { return static_cast<std::uint32_t>(((random >> 32) * per_node) >> 32); };
   Rng local = rng;
   HalfWords bits;
-  const int nodes = nodes_, node_limit = kNodeLimit > 0 ? kNodeLimit : node_limit_, k = kK > 0 ? kK : k_;
+  const int nodes = nodes_, node_limit = node_limit_, k = k_;
   const int words = node_limit + k;
   scratch.words.resize(static_cast<std::size_t>(words));
   scratch.base.resize(static_cast<std::size_t>(node_limit));

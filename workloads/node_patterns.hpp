@@ -95,11 +95,8 @@ class NodePatternSampler {
   template <int kNodeLimit, int kRankWords, bool kTuples>
   int draw_wide(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                 std::int32_t* expert_count, NodePatternScratch& scratch) const;
-  // draw_source for nodes too large for the table: experts drawn one by
-  // one, each counted by one add to a packed per-expert counter; kK,
-  // kNodeLimit, kPerNode: k, node_limit and experts per node when fixed at
-  // compile time, else 0.
-  template <int kK, int kNodeLimit, int kPerNode>
+  // draw_source for nodes of more than kMaxWide experts: experts drawn one
+  // by one, each counted by one add to a packed per-expert counter.
   int draw_drawn(Rng& rng, std::int32_t tokens, std::int32_t* rank_row, std::int32_t* node_row,
                  std::int32_t* expert_count, NodePatternScratch& scratch) const;
   // Adds the packed counters of draw_drawn to the rows and clears them.
