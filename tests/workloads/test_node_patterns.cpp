@@ -26,33 +26,35 @@ double choose(int n, int c) {
   return r;
 }
 
-// Observed counts per cell against their expected counts (cells never seen
-// count 0): the statistic stays below dof + 6 sqrt(2 dof) (its mean and 6
-// standard deviations), and each cell within 6 sigma of its mean.
-void check_counts(const std::map<std::uint64_t, double>& seen, const std::map<std::uint64_t, double>& expected) {
-  double chi2 = 0, worst = 0, draws = 0;
-  for (const auto& [cell, mean] : expected) {
-    const auto it = seen.find(cell);
-    const double n = it == seen.end() ? 0 : it->second;
+// Observed counts per cell against their expected counts: the statistic
+// stays below dof + 6 sqrt(2 dof) (its mean and 6 standard deviations),
+// and each cell within 6 sigma of its mean.
+void check_counts(const std::vector<double>& seen, const std::vector<double>& expected) {
+  REQUIRE(seen.size() == expected.size());
+  double chi2 = 0, worst = 0, draws = 0, cells = 0, impossible = 0;
+  for (std::size_t cell = 0; cell < seen.size(); ++cell) {
+    const double n = seen[cell], mean = expected[cell];
+    draws += n;
+    if (mean == 0) {  // a cell that cannot occur (an empty pool)
+      impossible += n;
+      continue;
+    }
     chi2 += (n - mean) * (n - mean) / mean;
     worst = std::max(worst, std::abs(n - mean) / std::sqrt(mean));
-    draws += n;
+    ++cells;
   }
-  for (const auto& [cell, n] : seen) REQUIRE(expected.count(cell) == 1);  // no impossible cell
-  const double dof = static_cast<double>(expected.size()) - 1;
-  INFO(expected.size() << " cells, " << draws << " draws: chi-square " << chi2 << " (dof " << dof << "), worst cell "
-                       << worst << " sigma");
+  CHECK(impossible == 0);
+  const double dof = cells - 1;
+  INFO(cells << " cells, " << draws << " draws: chi-square " << chi2 << " (dof " << dof << "), worst cell "
+                   << worst << " sigma");
   CHECK(chi2 < dof + 6 * std::sqrt(2 * dof));
   CHECK(worst < 6);
 }
 
-// The same, every cell of `cells` (numbered 0 to cells - 1) equally likely.
-void check_uniform(const std::map<std::uint64_t, double>& seen, std::uint64_t cells) {
-  double draws = 0;
-  for (const auto& [cell, n] : seen) draws += n;
-  std::map<std::uint64_t, double> expected;
-  for (std::uint64_t c = 0; c < cells; ++c) expected[c] = draws / static_cast<double>(cells);
-  check_counts(seen, expected);
+// The same, every cell equally likely.
+void check_uniform(const std::vector<double>& seen) {
+  const double draws = std::accumulate(seen.begin(), seen.end(), 0.0);
+  check_counts(seen, std::vector<double>(seen.size(), draws / static_cast<double>(seen.size())));
 }
 
 // The rank of a c-subset of {0..m-1} in the lexicographic order of masks
@@ -65,36 +67,50 @@ std::uint64_t subset_rank(std::uint64_t mask) {
   return rank;
 }
 
-// One token's experts, as a mask per node; `consistent` says whether its
-// ranks and nodes are those of its experts, each counted once, and the
-// nodes at most `limit`. (Checked per token in one flag: a Catch assertion
-// per expert would cost more than the draws.)
+// Draws one token at a time: its experts as a mask per node, and whether
+// its ranks and nodes are those of its experts, each counted once, and the
+// nodes at most `limit` (one flag per token: a Catch assertion per expert
+// would cost more than the draws).
 struct Token {
   std::vector<std::uint64_t> masks;
   bool consistent = true;
 };
 
-Token draw_one(const NodePatternSampler& sampler, Rng& rng, int experts, int nodes, int per_rank, int limit,
-               NodePatternScratch& scratch) {
-  std::vector<std::int32_t> ranks(static_cast<std::size_t>(experts / per_rank)), node(static_cast<std::size_t>(nodes)),
-      count(static_cast<std::size_t>(experts));
-  const int most = sampler.draw_source(rng, 1, ranks.data(), node.data(), count.data(), scratch);
-  std::vector<std::int32_t> want_ranks(ranks.size()), want_node(node.size());
-  Token t;
-  t.masks.assign(static_cast<std::size_t>(nodes), 0);
-  const int per_node = experts / nodes;
-  for (int e = 0; e < experts; ++e) {
-    const std::int32_t c = count[static_cast<std::size_t>(e)];
-    t.consistent &= c == 0 || c == 1;
-    if (c == 0) continue;
-    t.masks[static_cast<std::size_t>(e / per_node)] |= std::uint64_t{1} << (e % per_node);
-    want_ranks[static_cast<std::size_t>(e / per_rank)] = 1;
-    want_node[static_cast<std::size_t>(e / per_node)] = 1;
+class TokenDrawer {
+ public:
+  TokenDrawer(const NodePatternSampler& sampler, int experts, int nodes, int per_rank, int limit)
+      : sampler_(sampler), experts_(experts), nodes_(nodes), per_rank_(per_rank), limit_(limit) {}
+
+  const Token& draw(Rng& rng) {
+    ranks_.assign(static_cast<std::size_t>(experts_ / per_rank_), 0);
+    node_.assign(static_cast<std::size_t>(nodes_), 0);
+    count_.assign(static_cast<std::size_t>(experts_), 0);
+    want_ranks_.assign(ranks_.size(), 0);
+    want_node_.assign(node_.size(), 0);
+    const int most = sampler_.draw_source(rng, 1, ranks_.data(), node_.data(), count_.data(), scratch_);
+    token_.masks.assign(static_cast<std::size_t>(nodes_), 0);
+    token_.consistent = true;
+    const int per_node = experts_ / nodes_;
+    for (int e = 0; e < experts_; ++e) {
+      const std::int32_t c = count_[static_cast<std::size_t>(e)];
+      token_.consistent &= c == 0 || c == 1;
+      if (c == 0) continue;
+      token_.masks[static_cast<std::size_t>(e / per_node)] |= std::uint64_t{1} << (e % per_node);
+      want_ranks_[static_cast<std::size_t>(e / per_rank_)] = 1;
+      want_node_[static_cast<std::size_t>(e / per_node)] = 1;
+    }
+    const int reached = std::accumulate(want_node_.begin(), want_node_.end(), 0);
+    token_.consistent &= ranks_ == want_ranks_ && node_ == want_node_ && reached <= limit_ && most == reached;
+    return token_;
   }
-  const int reached = std::accumulate(want_node.begin(), want_node.end(), 0);
-  t.consistent &= ranks == want_ranks && node == want_node && reached <= limit && most == reached;
-  return t;
-}
+
+ private:
+  const NodePatternSampler& sampler_;
+  int experts_, nodes_, per_rank_, limit_;
+  NodePatternScratch scratch_;
+  std::vector<std::int32_t> ranks_, node_, count_, want_ranks_, want_node_;
+  Token token_;
+};
 
 }  // namespace
 
@@ -106,13 +122,13 @@ TEST_CASE("node-pattern subsets of nodes of 17 experts are uniform, tabled or co
   for (int c : {2, 4, 5}) {
     INFO("top-" << c);
     const NodePatternSampler sampler(51, 3, 1, c, 1);
-    NodePatternScratch scratch;
+    TokenDrawer drawer(sampler, 51, 3, 1, 1);
     Rng rng(stream_seed(5, static_cast<std::uint64_t>(c)));
     const auto per_node = static_cast<std::uint64_t>(choose(17, c));
-    std::map<std::uint64_t, double> seen;
+    std::vector<double> seen(3 * per_node);
     int inconsistent = 0;
     for (std::uint64_t i = 0; i < 60 * 3 * per_node; ++i) {
-      const Token t = draw_one(sampler, rng, 51, 3, 1, 1, scratch);
+      const Token& t = drawer.draw(rng);
       inconsistent += !t.consistent;
       for (std::uint64_t n = 0; n < 3; ++n) {
         if (t.masks[n] == 0) continue;
@@ -121,7 +137,7 @@ TEST_CASE("node-pattern subsets of nodes of 17 experts are uniform, tabled or co
       }
     }
     CHECK(inconsistent == 0);
-    check_uniform(seen, 3 * per_node);
+    check_uniform(seen);
   }
 }
 
@@ -142,7 +158,7 @@ TEST_CASE("node-pattern tokens in nodes of 32 experts: patterns at their exact o
     const int experts = 32 * nodes;
     const std::vector<NodePattern> patterns = uniform_node_patterns(experts, nodes, 4, 8);
     const NodePatternSampler sampler(experts, nodes, 4, 8, 4);
-    NodePatternScratch scratch;
+    TokenDrawer drawer(sampler, experts, nodes, 4, 4);
     Rng rng(stream_seed(9, static_cast<std::uint64_t>(nodes)));
     const double tokens = 200000;
     auto pattern_key = [](std::vector<int> counts) {
@@ -151,18 +167,20 @@ TEST_CASE("node-pattern tokens in nodes of 32 experts: patterns at their exact o
       for (int c : counts) key = key * 10 + static_cast<std::uint64_t>(c);
       return key;
     };
-    std::map<std::uint64_t, double> expected_patterns;
-    std::map<std::uint64_t, std::uint64_t> cell_of;  // pattern -> its cell (itself, or 0: pooled)
+    std::vector<double> expected_patterns{0};  // cell 0: the patterns expected fewer than 5 times
+    std::map<std::uint64_t, std::size_t> cell_of;  // pattern -> its cell
     for (const NodePattern& q : patterns) {
       const double mean = q.probability * tokens;
-      cell_of[pattern_key(q.counts)] = mean < 5 ? 0 : pattern_key(q.counts);
+      if (mean >= 5) expected_patterns.push_back(0);
+      cell_of[pattern_key(q.counts)] = mean < 5 ? 0 : expected_patterns.size() - 1;
       expected_patterns[cell_of[pattern_key(q.counts)]] += mean;
     }
-    std::map<std::uint64_t, double> seen_patterns, pairs;
-    std::vector<std::map<std::uint64_t, double>> subsets(4), holding(5);
+    std::vector<double> seen_patterns(expected_patterns.size()), pairs(static_cast<std::size_t>(choose(32, 2)));
+    std::vector<std::vector<double>> subsets, holding(5, std::vector<double>(static_cast<std::size_t>(nodes)));
+    for (int c = 0; c <= 3; ++c) subsets.emplace_back(static_cast<std::size_t>(choose(32, c)));
     int inconsistent = 0;
     for (double i = 0; i < tokens; ++i) {
-      const Token t = draw_one(sampler, rng, experts, nodes, 4, 4, scratch);
+      const Token& t = drawer.draw(rng);
       inconsistent += !t.consistent;
       std::vector<int> counts;
       for (std::size_t n = 0; n < t.masks.size(); ++n) {
@@ -185,12 +203,12 @@ TEST_CASE("node-pattern tokens in nodes of 32 experts: patterns at their exact o
     check_counts(seen_patterns, expected_patterns);
     for (int c = 1; c <= 4; ++c) {
       INFO("nodes holding " << c << " experts");
-      check_uniform(holding[static_cast<std::size_t>(c)], static_cast<std::uint64_t>(nodes));
+      check_uniform(holding[static_cast<std::size_t>(c)]);
     }
     for (int c = 1; c <= 3; ++c) {
       INFO(c << " experts in a node");
-      check_uniform(subsets[static_cast<std::size_t>(c)], static_cast<std::uint64_t>(choose(32, c)));
+      check_uniform(subsets[static_cast<std::size_t>(c)]);
     }
-    check_uniform(pairs, static_cast<std::uint64_t>(choose(32, 2)));
+    check_uniform(pairs);
   }
 }
