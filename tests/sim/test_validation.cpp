@@ -194,12 +194,14 @@ TEST_CASE("DeepEP validation: the H800 table stays within its validated errors")
   // cell in DeepEP's byte count. Cells must stay within 1.5 % of these and
   // within 8 % of the measurement (the worst cell is EP8 combine at
   // -7.4 %). Combine moved (154.3, 46.1, 58.5, 50.1 before) when it began
-  // paying its reduction in HBM after the exchange (docs/validation.md).
+  // paying its reduction in HBM after the exchange (docs/validation.md);
+  // EP64 (49.7, 48.5 before) when nodes of 32 experts began drawing their
+  // routing from a table of subsets.
   struct Pinned {
     int ep;
     double dispatch_GBps, combine_GBps;
   };
-  const Pinned pinned[] = {{8, 153.0, 146.2}, {16, 45.6, 43.8}, {32, 58.0, 56.2}, {64, 49.7, 48.5}};
+  const Pinned pinned[] = {{8, 153.0, 146.2}, {16, 45.6, 43.8}, {32, 58.0, 56.2}, {64, 49.4, 48.3}};
   const DeepEpValidation v = run_deepep_validation(DeepEpValidationOptions{});
   CHECK(v.nvlink_efficiency == Approx(0.6806).epsilon(0.01));
   CHECK(v.rdma_efficiency == Approx(0.9081).epsilon(0.01));
