@@ -483,9 +483,10 @@ class Driver {
       run.other_phases = run.own_phases;
       // Per phase, the links the other phases load: the pipelined stages run side by side.
       for (std::size_t p = 0; p < phases; ++p) {
-        mark_links(link_load(run, p), run.own_phases[p]);
+        const RoundLinkBytes& links = link_load(run, p);
+        mark_links(links, run.own_phases[p]);
         for (std::size_t q = 0; q < phases; ++q)
-          if (q != p) mark_links(link_load(run, p), run.other_phases[q]);
+          if (q != p) mark_links(links, run.other_phases[q]);
       }
       run.alone.resize(run.plan.phases.size());
     }
