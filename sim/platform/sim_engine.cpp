@@ -5,9 +5,12 @@
 // a negative precision never converges), so it only sees values it can take.
 #include "sim/platform/sim_engine.hpp"
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <exception>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>
@@ -71,7 +74,42 @@ std::string value_refusal(const AllowedSetting& a, const std::string& value) {
   return "";
 }
 
+// Whether the next engine's solver keeps SimGrid's selective update (set by
+// SimEngine before it builds the engine, read when ptask_L07 builds its
+// solver) and whether a solver was built without it.
+bool keep_selective_update = false;
+bool selective_update_dropped = false;
+
 }  // namespace
+
+bool solver_without_selective_update() { return selective_update_dropped; }
+
+}  // namespace epsim::sim
+
+// SimGrid's lmm::System::build(std::string_view solver, bool selective_update),
+// called through the PLT by ptask_L07's set-up, so this definition in the
+// executable takes its place (the link exports it: sim/CMakeLists.txt).
+// ptask_L07 asks for selective update, whose bookkeeping (a depth-first
+// walk marking every constraint reachable from a changed variable: quadratic
+// in a fused kernel's 512 constraints) only the max-min and BMF solvers
+// read. The fair-bottleneck solver ptask_L07 runs re-solves every variable
+// at every event and ignores it, and the modified-action set it feeds is
+// read only by lazily updated models, which ptask_L07 is not. So the same
+// solver without it gives the same rates, bit for bit (tested), at a
+// quarter less replay time (docs/performance.md). Any other solver is
+// built as asked.
+extern "C" void* epsim_lmm_system_build(std::string_view solver, bool selective_update) __asm__(
+    "_ZN7simgrid6kernel3lmm6System5buildESt17basic_string_viewIcSt11char_traitsIcEEb");
+extern "C" void* epsim_lmm_system_build(std::string_view solver, bool selective_update) {
+  using Build = void* (*)(std::string_view, bool);
+  static const auto simgrid_build = reinterpret_cast<Build>(
+      dlsym(RTLD_NEXT, "_ZN7simgrid6kernel3lmm6System5buildESt17basic_string_viewIcSt11char_traitsIcEEb"));
+  if (solver != "fairbottleneck") return simgrid_build(solver, selective_update);
+  epsim::sim::selective_update_dropped = selective_update && !epsim::sim::keep_selective_update;
+  return simgrid_build(solver, selective_update && !epsim::sim::selective_update_dropped);
+}
+
+namespace epsim::sim {
 
 std::string engine_setting_refusal(const std::string& setting) {
   const std::size_t colon = setting.find(':');
@@ -92,6 +130,7 @@ std::string engine_setting_refusal(const std::string& setting) {
 }
 
 SimEngine::SimEngine(std::string source, const EngineOptions& options) : source_(std::move(source)) {
+  keep_selective_update = options.keep_selective_update;
   std::vector<std::string> args = {"epsim"};
   if (!options.simgrid_logs) args.emplace_back("--log=root.thresh:critical");
   args.emplace_back("--cfg=host/model:ptask_L07");

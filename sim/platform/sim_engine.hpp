@@ -17,12 +17,17 @@ namespace epsim::sim {
 struct EngineOptions {
   bool simgrid_logs = false;              // true: keep SimGrid's own log output (default: critical only)
   std::vector<std::string> extra_config;  // "name:value" pairs, e.g. "contexts/factory:thread"
+  bool keep_selective_update = false;     // tests: SimGrid's solver as it builds itself (sim_engine.cpp)
 };
 
 // Why SimGrid must not see `setting` ("name:value"), or "" when it may: only
 // the allow-listed settings (docs/simulator.md) with values in range pass;
 // the contract's own (host/model, network/TCP-gamma...) are refused by name.
 std::string engine_setting_refusal(const std::string& setting);
+
+// Whether this process's engine solves without SimGrid's selective update
+// (sim_engine.cpp says why the answers are the same).
+bool solver_without_selective_update();
 
 class SimEngine {
  public:
