@@ -7,6 +7,8 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -434,28 +436,41 @@ bool node_fabric_is_mesh(const PlatformFacts& platform, const Placement& placeme
     const int npu = placement.npu_of_rank[i];
     if (npu < 0 || npu >= static_cast<int>(platform.npus.size()) || npu >= platform.routes.npus()) return false;
   }
-  // Per link of the node's routes (HBM links aside), the unordered pairs using it.
-  std::map<int, std::set<std::pair<int, int>>> pairs_of_link;
-  for (int i = 0; i < rpn; ++i)
-    for (int j = 0; j < rpn; ++j) {
-      if (i == j) continue;
-      const int a = placement.npu_of_rank[i], b = placement.npu_of_rank[j];
-      auto [first, last] = platform.routes.links(a, b);
-      for (const int* l = first; l != last; ++l)
-        if (*l != platform.npus[a].hbm_link && *l != platform.npus[b].hbm_link)
-          pairs_of_link[*l].insert({std::min(i, j), std::max(i, j)});
-    }
-  for (int i = 0; i < rpn; ++i)
-    for (int j = i + 1; j < rpn; ++j) {
-      auto [first, last] = platform.routes.links(placement.npu_of_rank[i], placement.npu_of_rank[j]);
-      bool own = false;
-      for (const int* l = first; l != last && !own; ++l) {
-        const auto it = pairs_of_link.find(*l);
-        own = it != pairs_of_link.end() && it->second.size() == 1;
+  // A pair's own link serves no other pair, so a mesh has at least one
+  // link per pair: a switch of hundreds of ports fails here at once.
+  const std::size_t pairs = static_cast<std::size_t>(rpn) * static_cast<std::size_t>(rpn - 1) / 2;
+  if (platform.links.size() < pairs) return false;
+  // Per link of the node's routes (HBM links aside), the unordered pairs
+  // using it, in either direction: 0, 1 or 2 (two or more).
+  std::vector<char> users(platform.links.size(), 0);
+  std::vector<std::size_t> last_pair(platform.links.size(), pairs);  // a link counted once per pair
+  auto for_each_pair = [&](auto&& visit) {
+    std::size_t pair = 0;
+    for (int i = 0; i < rpn; ++i)
+      for (int j = i + 1; j < rpn; ++j, ++pair) {
+        const int a = placement.npu_of_rank[i], b = placement.npu_of_rank[j];
+        if (!visit(pair, a, b)) return false;
       }
-      if (!own) return false;
+    return true;
+  };
+  auto is_fabric = [&](int link, int a, int b) {
+    return link != platform.npus[a].hbm_link && link != platform.npus[b].hbm_link;
+  };
+  for_each_pair([&](std::size_t pair, int a, int b) {
+    for (auto [src, dst] : {std::pair{a, b}, std::pair{b, a}}) {
+      auto [first, last] = platform.routes.links(src, dst);
+      for (const int* l = first; l != last; ++l) {
+        if (!is_fabric(*l, a, b) || last_pair[*l] == pair) continue;
+        last_pair[*l] = pair;
+        users[*l] = static_cast<char>(std::min(2, users[*l] + 1));
+      }
     }
-  return true;
+    return true;
+  });
+  return for_each_pair([&](std::size_t, int a, int b) {
+    auto [first, last] = platform.routes.links(a, b);
+    return std::any_of(first, last, [&](int l) { return is_fabric(l, a, b) && users[l] == 1; });
+  });
 }
 
 double route_latency_s(const PlatformFacts& platform, int src, int dst) {

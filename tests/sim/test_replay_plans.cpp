@@ -242,6 +242,15 @@ TEST_CASE("a full mesh is told from a switch by the routes' own links") {
     for (int d = 0; d < 4; ++d)
       if (s != d) sw.routes.set(s, d, {s, ports + s, ports + d, d}, 2e-6);
   CHECK_FALSE(node_fabric_is_mesh(sw, place_ranks(4, 4, sw)));
+  // A switch of 64 ports has fewer links (64 HBMs, 64 ports) than the
+  // node has pairs (2,016): no pair can own one.
+  PlatformFacts big = testing::hbm_facts(1, 64);
+  big.routes = RouteTable(64);
+  for (int i = 0; i < 64; ++i) big.links.push_back({fmt::format("port{}", i), 1e10, 1e-6, true});
+  for (int s = 0; s < 64; ++s)
+    for (int d = 0; d < 64; ++d)
+      if (s != d) big.routes.set(s, d, {s, 64 + s, 64 + d, d}, 2e-6);
+  CHECK_FALSE(node_fabric_is_mesh(big, place_ranks(64, 64, big)));
   // resolve() turns the default hierarchical into mesh on a mesh only.
   CHECK(resolve(ReplayOptions{}, mesh, place_ranks(4, 4, mesh)).all_reduce == AllReduceAlgorithm::kMesh);
   CHECK(resolve(ReplayOptions{}, sw, place_ranks(4, 4, sw)).all_reduce == AllReduceAlgorithm::kHierarchical);
