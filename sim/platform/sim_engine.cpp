@@ -98,16 +98,20 @@ bool solver_without_selective_update() { return selective_update_dropped; }
 // solver without it gives the same rates, bit for bit (tested), at a
 // quarter less replay time (docs/performance.md). Any other solver is
 // built as asked.
+#define EPSIM_SIMGRID_SYSTEM_BUILD "_ZN7simgrid6kernel3lmm6System5buildESt17basic_string_viewIcSt11char_traitsIcEEb"
 extern "C" void* epsim_lmm_system_build(std::string_view solver, bool selective_update) __asm__(
-    "_ZN7simgrid6kernel3lmm6System5buildESt17basic_string_viewIcSt11char_traitsIcEEb");
+    EPSIM_SIMGRID_SYSTEM_BUILD);
 extern "C" void* epsim_lmm_system_build(std::string_view solver, bool selective_update) {
   using Build = void* (*)(std::string_view, bool);
-  static const auto simgrid_build = reinterpret_cast<Build>(
-      dlsym(RTLD_NEXT, "_ZN7simgrid6kernel3lmm6System5buildESt17basic_string_viewIcSt11char_traitsIcEEb"));
+  static const auto simgrid_build = reinterpret_cast<Build>(dlsym(RTLD_NEXT, EPSIM_SIMGRID_SYSTEM_BUILD));
+  // Only SimGrid calls this, so its own definition is there to be found.
+  if (simgrid_build == nullptr)
+    throw epsim::InternalError("SimGrid's lmm::System::build is not in the libraries after epsim");
   if (solver != "fairbottleneck") return simgrid_build(solver, selective_update);
   epsim::sim::selective_update_dropped = selective_update && !epsim::sim::keep_selective_update;
   return simgrid_build(solver, selective_update && !epsim::sim::selective_update_dropped);
 }
+#undef EPSIM_SIMGRID_SYSTEM_BUILD
 
 namespace epsim::sim {
 
