@@ -88,7 +88,8 @@ bool solver_without_selective_update() { return selective_update_dropped; }
 
 // SimGrid's lmm::System::build(std::string_view solver, bool selective_update),
 // called through the PLT by ptask_L07's set-up, so this definition in the
-// executable takes its place (the link exports it: sim/CMakeLists.txt).
+// executable takes its place (sim/CMakeLists.txt names the symbol,
+// EPSIM_SOLVER_FACTORY, and exports it).
 // ptask_L07 asks for selective update, whose bookkeeping (a depth-first
 // walk marking every constraint reachable from a changed variable: quadratic
 // in a fused kernel's 512 constraints) only the max-min and BMF solvers
@@ -98,12 +99,11 @@ bool solver_without_selective_update() { return selective_update_dropped; }
 // solver without it gives the same rates, bit for bit (tested), at a
 // quarter less replay time (docs/performance.md). Any other solver is
 // built as asked.
-#define EPSIM_SIMGRID_SYSTEM_BUILD "_ZN7simgrid6kernel3lmm6System5buildESt17basic_string_viewIcSt11char_traitsIcEEb"
 extern "C" void* epsim_lmm_system_build(std::string_view solver, bool selective_update) __asm__(
-    EPSIM_SIMGRID_SYSTEM_BUILD);
+    EPSIM_SOLVER_FACTORY);
 extern "C" void* epsim_lmm_system_build(std::string_view solver, bool selective_update) {
   using Build = void* (*)(std::string_view, bool);
-  static const auto simgrid_build = reinterpret_cast<Build>(dlsym(RTLD_NEXT, EPSIM_SIMGRID_SYSTEM_BUILD));
+  static const auto simgrid_build = reinterpret_cast<Build>(dlsym(RTLD_NEXT, EPSIM_SOLVER_FACTORY));
   // Only SimGrid calls this, so its own definition is there to be found.
   if (simgrid_build == nullptr)
     throw epsim::InternalError("SimGrid's lmm::System::build is not in the libraries after epsim");
@@ -111,7 +111,6 @@ extern "C" void* epsim_lmm_system_build(std::string_view solver, bool selective_
   epsim::sim::selective_update_dropped = selective_update && !epsim::sim::keep_selective_update;
   return simgrid_build(solver, selective_update && !epsim::sim::selective_update_dropped);
 }
-#undef EPSIM_SIMGRID_SYSTEM_BUILD
 
 namespace epsim::sim {
 

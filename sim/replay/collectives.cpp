@@ -7,9 +7,9 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <utility>
 #include <vector>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -469,7 +469,7 @@ bool node_fabric_is_mesh(const PlatformFacts& platform, const Placement& placeme
   });
   return for_each_pair([&](std::size_t, int a, int b) {
     auto [first, last] = platform.routes.links(a, b);
-    return std::any_of(first, last, [&](int l) { return is_fabric(l, a, b) && users[l] == 1; });
+    return std::any_of(first, last, [&](int l) { return users[l] == 1; });  // HBM links are never counted
   });
 }
 
