@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "sim/replay/compute_calibration.hpp"
+#include "sim/replay/replica_links.hpp"
 
 namespace epsim::sim {
 
@@ -40,14 +41,33 @@ Simulation simulate(const PlatformRequest& platform, const workloads::TaskGraph&
   return simulate(check_platform(platform), graph, options, engine_options, named, memory);
 }
 
+ReplayOptions resolve_for(LoadedPlatform& loaded, const workloads::TaskGraph& graph, const ReplayOptions& options,
+                          SharedLinks* shared_links) {
+  const Placement placement = place_graph(graph, loaded.facts);
+  const ReplayOptions resolved = resolve(options, loaded.facts, placement);
+  // After resolve: the algorithms are the platform's own, whatever the kept group's share of a link.
+  SharedLinks shared = share_replica_links(loaded, placement, graph, resolved);
+  if (shared_links != nullptr) *shared_links = std::move(shared);
+  return resolved;
+}
+
 Simulation simulate(PlatformShape checked, const workloads::TaskGraph& graph, const ReplayOptions& options,
                     const EngineOptions& engine_options, const Scenario& scenario,
                     const std::optional<MemoryRequest>& memory, const RoutingFeed* routing) {
   OpenPlatform open = open_platform(std::move(checked), engine_options);
-  check_ranks_fit(open.shape, graph.ranks, graph.ranks_per_node);
+  check_ranks_fit(open.shape, graph.ranks + graph.phantom_ranks(), graph.ranks_per_node);
+  const ReplayOptions resolved = resolve_for(open.loaded, graph, options);
+  Simulation out = simulate_on(open, graph, resolved, scenario, memory, routing);
+  out.platform = std::move(open.loaded.facts);
+  return out;
+}
+
+Simulation simulate_on(OpenPlatform& open, const workloads::TaskGraph& graph, const ReplayOptions& options,
+                       const Scenario& scenario, const std::optional<MemoryRequest>& memory,
+                       const RoutingFeed* routing) {
   LoadedPlatform& loaded = open.loaded;
   Simulation out;
-  out.placement = place_ranks(graph.ranks, graph.ranks_per_node, loaded.facts);
+  out.placement = place_graph(graph, loaded.facts);
   out.options = resolve(options, loaded.facts, out.placement);
   std::vector<DtypeFallback> fallbacks =
       check_compute_dtypes(loaded.facts, out.placement, graph, out.options.compute_fallback, open.shape.source);
@@ -98,7 +118,6 @@ Simulation simulate(PlatformShape checked, const workloads::TaskGraph& graph, co
     out.report.memory_fit = *fit;
   }
   add_throughput(out.report, loaded.facts, out.placement, out.options.compute_fallback);
-  out.platform = std::move(loaded.facts);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "sim/platform/platform_loader.hpp"
 #include "sim/platform/sim_engine.hpp"
 #include "sim/replay/replay.hpp"
+#include "sim/replay/replica_links.hpp"
 #include "sim/replay/step_bounds.hpp"
 #include "sim/replay/timeline.hpp"
 #include "sim/report/report.hpp"
@@ -68,6 +69,22 @@ Simulation simulate(PlatformShape checked, const workloads::TaskGraph& graph, co
                     const EngineOptions& engine_options = {}, const Scenario& scenario = {},
                     const std::optional<MemoryRequest>& memory = std::nullopt,
                     const RoutingFeed* routing = nullptr);
+
+// Options resolved for `graph` on `loaded` (resolve()), and the links a
+// folded graph's EP groups share scaled to the kept group's share
+// (share_replica_links, whose verdict goes to `shared_links`): once per
+// opened platform, before its replays.
+ReplayOptions resolve_for(LoadedPlatform& loaded, const workloads::TaskGraph& graph, const ReplayOptions& options,
+                          SharedLinks* shared_links = nullptr);
+
+// One graph replayed on a platform opened already (`open`: the process's
+// one engine) with options from resolve_for; several graphs may be replayed
+// one after the other, each timed from its start. Checks, places, replays
+// and reports as simulate() does; Simulation::platform is left empty (the
+// facts stay in `open`).
+Simulation simulate_on(OpenPlatform& open, const workloads::TaskGraph& graph, const ReplayOptions& options,
+                       const Scenario& scenario = {}, const std::optional<MemoryRequest>& memory = std::nullopt,
+                       const RoutingFeed* routing = nullptr);
 
 // The same for a platform named without overrides (a preset, TOML or XML path).
 Simulation simulate(const std::string& platform, const workloads::TaskGraph& graph,

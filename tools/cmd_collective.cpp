@@ -106,7 +106,7 @@ sim::ReplayOptions replay_options(const CollectiveState& s, sim::CollectiveOp op
     else
       throw option_error("--algorithm", fmt::format("{}: expected ring or hierarchical, got \"{}\"", s.op, s.algorithm));
   }
-  if (const auto f = parse_fidelity(s.fidelity)) o.fidelity = *f;
+  o.fidelity = app::parse_named_or_default(app::kFidelityNames, s.fidelity, "--fidelity");
   if (o.fidelity == sim::Fidelity::kPerFlow) {
     const std::string why = sim::per_flow_refusal(s.npus);
     if (!why.empty()) throw option_error("--fidelity", why);
@@ -282,7 +282,7 @@ int run_collective(const CollectiveState& s) {
   const bool v = op == sim::CollectiveOp::kAllToAllv;
   const std::vector<double> sizes = v ? std::vector<double>{} : parse_sizes(s.sizes);
   const sim::ReplayOptions options = replay_options(s, op);
-  const SplitOverrides split = v ? split_set_options(s.overrides) : SplitOverrides{{}, s.overrides};
+  const app::SplitOverrides split = v ? app::split_set_options(s.overrides) : app::SplitOverrides{{}, s.overrides};
   const sim::PlatformRequest request{s.platform, split.platform};
   const sim::PlatformShape shape = sim::check_platform(request);
   const int per_node = s.npus_per_node > 0 ? s.npus_per_node : std::min(s.npus, shape.npus_per_node);

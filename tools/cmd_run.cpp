@@ -14,6 +14,7 @@
 #include "sim/report/trace.hpp"
 #include "tools/command.hpp"
 #include "tools/output_file.hpp"
+#include "tools/progress.hpp"
 #include "tools/run_request.hpp"
 
 namespace epsim::tools {
@@ -21,16 +22,23 @@ namespace epsim::tools {
 namespace {
 
 struct RunState {
-  RunRequest request;
+  RunOptions options;
   bool json = false;
   std::string trace;
+  bool quiet = false;
+  bool progress = false;
 };
 
-int run(RunState s) {
-  s.request.record_link_spans = !s.trace.empty();
+int run(const RunState& s) {
+  app::RunRequest request = to_request(s.options);
+  request.record_link_spans = !s.trace.empty();
   std::optional<OutputFile> trace;  // opened before the simulation, so a bad path costs nothing
   if (!s.trace.empty()) trace.emplace("--trace", s.trace);
-  const RunOutcome outcome = run_request(s.request);
+  app::RunOutcome outcome;
+  {
+    ProgressLine progress(!s.quiet && (s.progress || stderr_is_terminal()));
+    outcome = app::run_job(request, progress.callback());
+  }
   const sim::Simulation& result = outcome.simulation;
   std::cout << (s.json ? sim::format_json(result.report) : sim::format_table(result.report));
   if (trace) {
@@ -46,8 +54,11 @@ int run(RunState s) {
 Command add_run_command(CLI::App& epsim) {
   auto state = std::make_shared<RunState>();
   CLI::App* cmd = epsim.add_subcommand("run", "replay one training step on SimGrid: report with bounds, trace");
-  add_run_options(*cmd, state->request);
+  add_run_options(*cmd, state->options);
   cmd->add_flag("--json", state->json, "print the report as JSON");
+  cmd->add_flag("-q,--quiet", state->quiet, "no progress line on stderr");
+  cmd->add_flag("--progress", state->progress,
+                "a progress line on stderr for runs longer than 2 s even when stderr is not a terminal");
   cmd->add_option("--trace", state->trace, "write a Chrome trace (Perfetto) of the step to this file");
   return Command{cmd, [state] { return run(*state); }};
 }

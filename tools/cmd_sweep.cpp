@@ -151,8 +151,7 @@ int run_point(const sweep::SweepSpec& spec, int index, const std::string& result
   json record = record_base(p);
   const auto start = std::chrono::steady_clock::now();
   try {
-    RunRequest request = parse_run_request(p.run_arguments());
-    RunOutcome outcome = run_request(request);
+    const app::RunOutcome outcome = app::run_job(parse_run_request(p.run_arguments()));
     record["status"] = "ok";
     record["result"] = json::parse(sim::format_json(outcome.simulation.report));
   } catch (const std::exception& e) {
@@ -183,7 +182,7 @@ std::vector<int> check_points(const sweep::SweepSpec& spec, const std::vector<in
   for (int i : pending) {
     const sweep::Point& p = spec.points[i];
     try {
-      check_run_request(parse_run_request(p.run_arguments()));
+      app::check_job(parse_run_request(p.run_arguments()));
       runnable.push_back(i);
     } catch (const std::exception& e) {
       ++rejected;

@@ -40,6 +40,7 @@ int run(const WorkloadState& s) {
   if (s.ep) overrides.push_back("parallel.ep=" + std::to_string(*s.ep));
   if (s.seed) overrides.push_back("routing.seed=" + std::to_string(*s.seed));
   const workloads::WorkloadSpec w = workloads::load_workload(s.workload, overrides);
+  workloads::check_traffic_memory(w);
   const workloads::RoutingSample routing = workloads::sample_routing(w);
   const workloads::TaskGraph graph = workloads::build_task_graph(w, routing);
   if (s.json) {

@@ -88,4 +88,19 @@ std::vector<std::vector<PipelinePass>> pipeline_order(PipelineSchedule schedule,
   return out;
 }
 
+std::optional<SteadyState> steady_state(PipelineSchedule schedule, int pp, int vpp, int micro_batches) {
+  if (pp < 2) return std::nullopt;
+  SteadyState s;
+  // Stage 0's interleaved warm-up, in groups of pp micro-batches through all vpp chunks (rounded up).
+  const int warm_up_groups = (2 * (pp - 1) + (vpp - 1) * pp + vpp * pp - 1) / (vpp * pp);
+  switch (schedule) {
+    case PipelineSchedule::kOneFOneB: s = {2 * pp, 2}; break;
+    case PipelineSchedule::kInterleaved: s = {(2 + warm_up_groups) * pp, pp}; break;
+    case PipelineSchedule::kDualPipe: s = {2 * pp + 2, 2}; break;
+    case PipelineSchedule::kGpipe: return std::nullopt;
+  }
+  if (2 * s.first + s.delta >= micro_batches) return std::nullopt;
+  return s;
+}
+
 }  // namespace epsim::workloads

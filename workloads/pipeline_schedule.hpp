@@ -6,6 +6,7 @@
 // the bubbles emerge from the replay (docs/layout.md).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "workloads/workload_spec.hpp"
@@ -46,6 +47,24 @@ struct PipelinePass {
 // stages' first pair one after the other, saving one F of bubble), so the
 // bubble is the published (pp/2 - 1)(F&B + B - 3W) with W = 0 (tested).
 std::vector<std::vector<PipelinePass>> pipeline_order(PipelineSchedule schedule, int pp, int vpp, int micro_batches);
+
+// The steady state of a schedule, for the replay's reduction (docs/simulator.md,
+// "Exact reductions"): with `first` micro-batches every stage runs at least
+// one steady-state iteration, and each further `delta` micro-batches add
+// one more to every stage without changing the warm-up or the cool-down.
+// Measured on identical micro-batches (tests/app/test_step_replay.cpp: the
+// step is linear in the micro-batches from there on, to rounding): 1F1B
+// first 2 pp, delta 2; interleaved delta pp (its order goes in groups of
+// pp), first pp x (2 + stage 0's warm-up of 2(pp-1) + (vpp-1) pp forwards
+// in groups of vpp x pp, rounded up); DualPipe first 2 pp + 2 (one above its
+// least), delta 2 (one more F&B pair per direction). Unset for one stage (no pipeline) and when replaying first and
+// first + delta micro-batches would cost as much as the `micro_batches`
+// themselves.
+struct SteadyState {
+  int first = 0;
+  int delta = 0;
+};
+std::optional<SteadyState> steady_state(PipelineSchedule schedule, int pp, int vpp, int micro_batches);
 
 // The stage that runs chunk c, and the chunk's slice of the layers (its
 // position along its direction): c % pp, c for 1F1B and interleaved.

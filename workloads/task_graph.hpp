@@ -126,6 +126,13 @@ struct TaskGraph {
   // Pipeline stages: stage s is ranks [s x stage_ranks, (s+1) x stage_ranks).
   int stages = 1;
   int stage_ranks = 0;
+  // A folded graph (replica_fold.hpp) keeps one EP group per stage of a
+  // layout with `folded_replicas` of them; its gradient collectives' groups
+  // also name the others' ranks as phantom ids in [ranks, full_rank_of.size()).
+  // full_rank_of[id]: the full layout's rank an id stands for (empty: not folded).
+  int folded_replicas = 1;
+  std::vector<int> full_rank_of;
+  int phantom_ranks() const { return full_rank_of.empty() ? 0 : static_cast<int>(full_rank_of.size()) - ranks; }
   std::vector<Task> tasks;            // topologically ordered: deps precede
   // One per (MoE layer, micro-batch), then (with stages > 1) the pattern of
   // the pipeline's point-to-point transfers.

@@ -11,6 +11,7 @@
 #include "workloads/layer_costs.hpp"
 #include "workloads/parallel_layout.hpp"
 #include "workloads/pipeline_schedule.hpp"
+#include "workloads/replica_fold.hpp"
 
 namespace epsim::workloads {
 
@@ -40,7 +41,7 @@ void set_expert_loads(Task& t, const WorkloadSpec& w, const LayerRouting& lr, in
 
 class Builder {
  public:
-  Builder(const WorkloadSpec& w, const RoutingSample& r) : w_(w), r_(r), full_(w) {
+  Builder(const WorkloadSpec& w, const RoutingSample& r) : w_(w), r_(r), full_(w), fold_(replica_fold(w.parallel)) {
     // Dense kernels are priced on the whole micro-batch and sharded over
     // TP; the routing sample's tokens per rank are 1/tp of it (sequence
     // parallelism: each TP rank routes its share of the tokens).
@@ -50,6 +51,10 @@ class Builder {
     g_.ranks_per_node = r.ranks_per_node;
     g_.stages = w.parallel.pp;
     g_.stage_ranks = r.ranks;
+    if (fold_.replicas > 1) {
+      g_.folded_replicas = fold_.replicas;
+      for (int id = 0; id < fold_.full.world(); ++id) g_.full_rank_of.push_back(fold_.full_rank(id));
+    }
     g_.traffic.reserve(r.layers.size() + 1);
     for (const LayerRouting& l : r.layers) g_.traffic.push_back(l.traffic);
   }
@@ -266,16 +271,23 @@ class Builder {
   }
 
   // The dense parameters' DP groups of stage s (-1: of the whole graph):
-  // ranks holding the same TP shard; at tp 1 the stage (or graph) itself.
-  std::vector<std::vector<int>> data_groups(int s) const {
-    if (w_.parallel.tp == 1) {
-      std::vector<int> all(static_cast<std::size_t>(s < 0 ? g_.ranks : g_.stage_ranks));
-      std::iota(all.begin(), all.end(), s < 0 ? 0 : s * g_.stage_ranks);
-      return {all};
-    }
+  // ranks holding the same TP shard, over the full layout when the graph
+  // is folded (its other EP groups' ranks as phantom ids).
+  std::vector<std::vector<int>> data_groups(int s) const { return stage_groups(GroupKind::kData, s); }
+
+  // The groups of `kind` (DP or EDP) of stage s (-1: every stage) in the
+  // full layout, as graph ids (ReplicaFold::id); at tp 1 without folding
+  // one DP group is the stage itself, and with edp 1 the EDP groups are of
+  // one rank (they cost nothing, and are kept so graphs have the same
+  // shape for every dp).
+  std::vector<std::vector<int>> stage_groups(GroupKind kind, int s) const {
     std::vector<std::vector<int>> out;
-    for (auto& g : w_.parallel.layout().groups(GroupKind::kData))
-      if (s < 0 || g.front() / g_.stage_ranks == s) out.push_back(g);
+    const int full_stage = fold_.full.stage_ranks();
+    for (std::vector<int>& g : fold_.full.groups(kind)) {
+      if (s >= 0 && g.front() / full_stage != s) continue;
+      for (int& r : g) r = fold_.id(r);
+      out.push_back(std::move(g));
+    }
     return out;
   }
 
@@ -513,19 +525,8 @@ class Builder {
   }
 
   // The EDP groups of stage s (-1: the one-stage graph): each EP rank with
-  // its replicas, ep ranks apart (groups of one rank when edp = 1: they
-  // cost nothing, and are kept so graphs have the same shape for every dp).
-  std::vector<std::vector<int>> expert_data_groups(int s) const {
-    const ParallelSpec& p = w_.parallel;
-    const int first = s < 0 ? 0 : s * g_.stage_ranks;
-    std::vector<std::vector<int>> out;
-    for (int r = 0; r < p.ep; ++r) {
-      std::vector<int> group;
-      for (int d = 0; d < p.edp(); ++d) group.push_back(first + d * p.ep + r);
-      out.push_back(std::move(group));
-    }
-    return out;
-  }
+  // its replicas, ep ranks apart.
+  std::vector<std::vector<int>> expert_data_groups(int s) const { return stage_groups(GroupKind::kExpertData, s); }
 
   // A kGradAllReduce task: every group runs `op` over `bytes` per rank.
   TaskId group_collective(GroupCollective op, std::vector<std::vector<int>> groups, double bytes,
@@ -588,7 +589,8 @@ class Builder {
       }
       if (synced.empty()) synced = done;
     }
-    const double shard_dense = zero ? dense / p.dp : dense, shard_expert = zero ? expert / p.edp() : expert;
+    const double shard_dense = zero ? dense / p.full_dp() : dense,
+                 shard_expert = zero ? expert / p.full_edp() : expert;
     const TaskId optimizer = compute(TaskKind::kOptimizer, Phase::kOptimizer, -1, -1, Dtype::kFp32,
                                      optimizer_cost(shard_dense + shard_expert, w_.precision.gradient), synced, s);
     if (!zero) return;
@@ -603,6 +605,7 @@ class Builder {
   const WorkloadSpec& w_;
   const RoutingSample& r_;
   WorkloadSpec full_;  // w_ with the whole micro-batch's tokens on one rank (before TP sharding)
+  ReplicaFold fold_;
   std::vector<std::vector<int>> tp_groups_;
   TaskGraph g_;
   // Per layer (model.layers: the head), the backward task of each

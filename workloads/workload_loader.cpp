@@ -177,14 +177,6 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
   p.tokens_per_micro_batch = p.micro_batch * p.sequence_length / p.tp;
   read_batch(t, p);
 
-  const double traffic_bytes = traffic_memory_bytes(m.moe_layers(), p.micro_batches, p.ranks());
-  if (traffic_bytes > memory_limit_GiB() * kBytesPerGiB) {
-    t.fail(p.dp > p.ep ? "dp" : "ep",
-           fmt::format("a stage's ep x edp = {} ranks need an estimated {:.1f} GiB for their traffic matrices ({} of "
-                       "{}^2 entries x ~{:.0f} B), {}; simulate fewer ranks or micro-batches",
-                       p.ranks(), traffic_bytes / kBytesPerGiB, m.moe_layers() * p.micro_batches, p.ranks(),
-                       kTrafficBytesPerEntry, memory_limit_clause()));
-  }
   t.finish();
   return p;
 }
@@ -317,6 +309,17 @@ WorkloadSpec load_workload(const std::string& file_or_preset, const std::vector<
 
 std::vector<std::string> workload_presets() {
   return preset_names(PresetKind::kWorkload);
+}
+
+void check_traffic_memory(const WorkloadSpec& w) {
+  const ParallelSpec& p = w.parallel;
+  const double traffic_bytes = traffic_memory_bytes(w.model.moe_layers(), p.micro_batches, p.ranks());
+  if (traffic_bytes <= memory_limit_GiB() * kBytesPerGiB) return;
+  throw InputError(p.ranks_given_at, "parallel.ep",
+                   fmt::format("a stage's ep x edp = {} ranks need an estimated {:.1f} GiB for their traffic matrices "
+                               "({} of {}^2 entries x ~{:.0f} B), {}; simulate fewer ranks or micro-batches",
+                               p.ranks(), traffic_bytes / kBytesPerGiB, w.model.moe_layers() * p.micro_batches,
+                               p.ranks(), kTrafficBytesPerEntry, memory_limit_clause()));
 }
 
 }  // namespace epsim::workloads

@@ -27,4 +27,9 @@ WorkloadSpec read_workload(const toml::table& root, const std::string& source,
 // Names of the bundled presets, sorted. Throws InputError when there are none.
 std::vector<std::string> workload_presets();
 
+// Throws InputError at parallel.ep when drawing `w`'s whole routing (its
+// traffic matrices, traffic_memory_bytes) would exceed the memory limit;
+// commands that draw it call this first (a run checks what it replays).
+void check_traffic_memory(const WorkloadSpec& w);
+
 }  // namespace epsim::workloads

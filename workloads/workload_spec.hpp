@@ -93,8 +93,14 @@ struct ParallelSpec {
   // Derived by the loader.
   int micro_batches = 1;                    // per step, per DP rank
   std::int64_t tokens_per_micro_batch = 0;  // per rank: micro_batch x sequence_length
+  // Set by fold_replicas() (replica_fold.hpp), never by the loader: the EP
+  // groups per stage this spec's one group stands for; its gradient sync
+  // spans all of them and its optimizer shards are theirs.
+  int folded_replicas = 1;
 
   ParallelLayout layout() const { return ParallelLayout{tp, pp, dp, ep, etp}; }
+  int full_dp() const { return dp * folded_replicas; }      // dp of the layout a folded spec stands for
+  int full_edp() const { return edp() * folded_replicas; }  // its edp
   int world() const { return tp * dp * pp; }
   int stage_ranks() const { return tp * dp; }
   // Replicas of an EP group inside one stage (expert data parallelism).

@@ -35,4 +35,18 @@ Placement place_ranks(int ranks, int ranks_per_node, const PlatformFacts& platfo
   return p;
 }
 
+Placement place_graph(const workloads::TaskGraph& graph, const PlatformFacts& platform) {
+  if (graph.full_rank_of.empty()) return place_ranks(graph.ranks, graph.ranks_per_node, platform);
+  const int world = static_cast<int>(graph.full_rank_of.size());
+  check_ranks_fit(world, graph.ranks_per_node, platform.nodes, platform.npus_per_node);
+  Placement p;
+  p.ranks_per_node = graph.ranks_per_node;
+  for (int id = 0; id < world; ++id) {
+    const int full = graph.full_rank_of[static_cast<std::size_t>(id)];
+    const int npu = platform.npu_index(full / graph.ranks_per_node, full % graph.ranks_per_node);
+    (id < graph.ranks ? p.npu_of_rank : p.phantom_npus).push_back(npu);
+  }
+  return p;
+}
+
 }  // namespace epsim::sim

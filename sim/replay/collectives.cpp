@@ -299,7 +299,7 @@ struct GroupLayout {
 
 GroupLayout group_layout(const Task& task, const Placement& placement) {
   const std::string subject = fmt::format("task {} groups", task.id);
-  const int ranks = static_cast<int>(placement.npu_of_rank.size());
+  const int ranks = placement.ranks_and_phantoms();
   GroupLayout out;
   std::set<int> participants;
   std::size_t size = 0;
@@ -310,7 +310,7 @@ GroupLayout group_layout(const Task& task, const Placement& placement) {
                                       group.size()));
     for (int r : group) {
       if (r < 0 || r >= ranks) throw InternalError(fmt::format("{}: rank {} outside [0, {})", subject, r, ranks));
-      if (!participants.insert(placement.npu_of_rank[r]).second)
+      if (!participants.insert(placement.npu(r)).second)
         throw InternalError(fmt::format("{}: rank {} appears twice", subject, r));
     }
   }
@@ -323,8 +323,8 @@ GroupLayout group_layout(const Task& task, const Placement& placement) {
   for (std::size_t k = 0; k < task.groups.size(); ++k) {
     out.rings.emplace_back();
     for (int r : task.groups[k]) {
-      out.rings.back().push_back(placement.npu_of_rank[r]);
-      by_node[k][placement.node_of_rank(r)].push_back(placement.npu_of_rank[r]);
+      out.rings.back().push_back(placement.npu(r));
+      by_node[k][placement.node_of_rank(r)].push_back(placement.npu(r));
     }
     const std::size_t per_node = by_node[k].begin()->second.size();
     for (const auto& [node, members] : by_node[k]) two_level &= members.size() == per_node;

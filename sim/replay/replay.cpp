@@ -146,6 +146,7 @@ class Driver {
         if (streamless(t)) streamless_members_[t.id] = std::move(joins);
       }
     }
+    not_run_ = finished_;
   }
 
   void run() {
@@ -187,6 +188,9 @@ class Driver {
       } else
         step_done(done.task, done.step);
       drain();
+      if (options_.on_progress && ++ended_ % kProgressEvery == 0)
+        options_.on_progress(now, static_cast<double>(finished_ - not_run_) /
+                                      (graph_.tasks.size() * static_cast<double>(ranks_) - not_run_));
     }
     if (finished_ != graph_.tasks.size() * static_cast<std::size_t>(ranks_))
       throw InternalError(fmt::format("replay stalled with {} of {} (task, rank) pairs unfinished",
@@ -287,9 +291,11 @@ class Driver {
           static_cast<int>(t.groups[0].size()) != graph_.traffic[static_cast<std::size_t>(t.traffic)].ranks)
         fail(t, fmt::format("maps {} ranks onto a traffic matrix of {}", t.groups[0].size(),
                             graph_.traffic[static_cast<std::size_t>(t.traffic)].ranks));
+      // Only gradient collectives span EP groups, and so name phantom ranks.
+      const int named = t.kind == TaskKind::kGradAllReduce ? placement_.ranks_and_phantoms() : ranks_;
       for (const auto& g : t.groups)
         for (int r : g)
-          if (r < 0 || r >= ranks_) fail(t, fmt::format("names rank {} outside [0, {})", r, ranks_));
+          if (r < 0 || r >= named) fail(t, fmt::format("names rank {} outside [0, {})", r, named));
       if (!t.is_collective() && t.stage >= 0 && (graph_.stage_ranks < 1 || t.stage >= graph_.stages))
         fail(t, fmt::format("runs on stage {} of {} (stage_ranks {})", t.stage, graph_.stages, graph_.stage_ranks));
     }
@@ -714,6 +720,9 @@ class Driver {
   std::size_t delayed_seq_ = 0;
   double t0_s_ = 0;               // engine clock when the replay began
   std::size_t finished_ = 0;
+  std::size_t not_run_ = 0;  // (task, rank) parts a rank does not run, finished from the start
+  std::size_t ended_ = 0;    // activities ended, for on_progress
+  static constexpr std::size_t kProgressEvery = 4096;
   std::vector<double>* plan_bounds_;  // optional: per task, its plan's bound
   const TaskGate& before_task_;
   std::vector<char> opened_;  // per task: before_task_ called (with before_task_ only)

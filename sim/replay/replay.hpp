@@ -56,6 +56,9 @@ struct ReplayOptions {
   // kernel runs at when its NPU lacks the kernel's dtype; unset: such a
   // kernel is an error (check_compute_dtypes()).
   std::optional<workloads::Dtype> compute_fallback;
+  // Called every few thousand ended activities while the replay runs: its
+  // simulated time (s) and the share of (task, rank) parts done, in [0, 1].
+  std::function<void(double sim_s, double done)> on_progress;
 };
 
 // Hierarchical where the placement spans several nodes and the route to

@@ -209,6 +209,7 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   {
     std::vector<bool> node_used(static_cast<std::size_t>(platform.nodes), false);
     for (int npu : placement.npu_of_rank) node_used[static_cast<std::size_t>(platform.npus[npu].node)] = true;
+    for (int npu : placement.phantom_npus) node_used[static_cast<std::size_t>(platform.npus[npu].node)] = true;
     rep.nodes_used = static_cast<int>(std::count(node_used.begin(), node_used.end(), true));
   }
 
@@ -357,13 +358,14 @@ void add_throughput(Report& report, const PlatformFacts& platform, const Placeme
   report.has_throughput = sc.global_batch > 0 && sc.sequence_length > 0 && report.step.sim_s > 0;
   if (!report.has_throughput) return;
   Throughput& t = report.throughput;
-  const double ranks = static_cast<double>(placement.npu_of_rank.size());
+  // A folded replay's kept ranks stand for all: the throughput is per NPU of the whole job.
+  const double ranks = static_cast<double>(placement.ranks_and_phantoms());
   t.tokens_per_step = static_cast<double>(sc.global_batch) * static_cast<double>(sc.sequence_length);
   t.tokens_per_s = t.tokens_per_step / report.step.sim_s;
   t.tokens_per_s_per_npu = t.tokens_per_s / ranks;
   t.model_flops_per_s_per_npu = sc.model_flops_per_token * t.tokens_per_s_per_npu;
-  for (int npu : placement.npu_of_rank) {
-    const NpuFacts& facts = platform.npus[static_cast<std::size_t>(npu)];
+  for (int id = 0; id < placement.ranks_and_phantoms(); ++id) {
+    const NpuFacts& facts = platform.npus[static_cast<std::size_t>(placement.npu(id))];
     t.peak_dtype = effective_dtype(facts, sc.mfu_dtype, compute_fallback);
     t.peak_flops_per_s_per_npu += peak_flops_per_s(facts, t.peak_dtype) / ranks;
   }

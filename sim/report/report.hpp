@@ -57,6 +57,35 @@ struct LinkRow {
   double utilisation = 0;  // bytes / (bandwidth x step time)
 };
 
+// How the replay was reduced (docs/simulator.md, "Exact reductions").
+struct Reduction {
+  // Replicas: each stage's first EP group replayed for all `replicas` of
+  // them (workloads/replica_fold.hpp), its shared links at its share.
+  int replicas = 1;
+  int full_ranks = 0;    // the job's ranks (phantoms included)
+  int shared_links = 0;  // links several EP groups use, scaled to one group's share
+  // Links several EP groups use that the gradient sync crosses too, left
+  // whole (sim/replay/replica_links.hpp), with `replicas` x their bytes in
+  // the replay over bandwidth x step as `utilisation`: an upper bound on the
+  // whole job's. Exact while none saturates.
+  std::vector<LinkRow> unscaled_links;
+  // Steady state: the step carried from replays of micro_batches_a and
+  // micro_batches_b (0: every micro-batch replayed).
+  int micro_batches_a = 0;
+  int micro_batches_b = 0;
+  double step_a_s = 0;
+  double step_b_s = 0;
+  // Per micro-batch, how much later each stage's tail (its last forward)
+  // starts in the second replay than in the first: the least and the most
+  // over the stages. In the steady state every stage moves by the increment.
+  double shift_min_s = 0;
+  double shift_max_s = 0;
+  double tolerance = 0;    // how far a stage's shift may be from the increment, relative
+  std::string off;         // why no reduction applies, or what turned it off ("" when reduced)
+  bool applicable = false;  // a reduction would apply to the layout (whether or not it ran)
+  bool reduced() const { return replicas > 1 || micro_batches_b > 0; }
+};
+
 // Training throughput of the simulated step (when the scenario has a batch).
 struct Throughput {
   double tokens_per_step = 0;            // global_batch x sequence_length
@@ -70,6 +99,7 @@ struct Throughput {
 
 struct Report {
   Scenario scenario;
+  Reduction reduction;
   bool has_throughput = false;
   Throughput throughput;
   int nodes_used = 0;       // nodes the ranks occupy

@@ -105,6 +105,59 @@ std::string platform_text(const Report& r) {
   return fmt::format("{} ({})", s.platform.empty() ? std::string("?") : s.platform, extra);
 }
 
+nlohmann::ordered_json reduction_json(const Reduction& d) {
+  nlohmann::ordered_json j = {{"reduced", d.reduced()}};
+  j["replicas"] = {{"ep_groups_per_stage", d.replicas},
+                   {"replayed", d.replicas > 1 ? 1 : d.replicas},
+                   {"full_ranks", d.full_ranks},
+                   {"shared_links_scaled", d.shared_links}};
+  j["replicas"]["shared_links_whole"] = nlohmann::ordered_json::array();
+  for (const LinkRow& l : d.unscaled_links)
+    j["replicas"]["shared_links_whole"].push_back(
+        {{"link", l.link}, {"bytes_at_most", l.bytes}, {"bandwidth_Bps", l.bandwidth_Bps}, {"utilisation_at_most", l.utilisation}});
+  if (d.micro_batches_b > 0)
+    j["steady_state"] = {{"replayed_micro_batches", {d.micro_batches_a, d.micro_batches_b}},
+                         {"step_s", {d.step_a_s, d.step_b_s}},
+                         {"increment_per_micro_batch_s",
+                          (d.step_b_s - d.step_a_s) / (d.micro_batches_b - d.micro_batches_a)},
+                         {"stage_tail_shift_per_micro_batch_s", {d.shift_min_s, d.shift_max_s}},
+                         {"tolerance", d.tolerance},
+                         {"formula", "T(M) = T(b) + (M - b) / (b - a) x (T(b) - T(a))"}};
+  if (!d.off.empty()) j["not_reduced_because"] = d.off;
+  return j;
+}
+
+// The reduction as the table's header says it.
+std::string reduction_text(const Reduction& d, int ranks, int micro_batches) {
+  std::string out;
+  if (d.replicas > 1)
+    out += fmt::format("  reduction  one of {} identical EP groups per stage replayed ({} of {} ranks; the gradient "
+                       "sync spans all, {} shared link{} at one group's share)\n",
+                       d.replicas, ranks, d.full_ranks, d.shared_links, d.shared_links == 1 ? "" : "s");
+  if (!d.unscaled_links.empty()) {
+    const auto busiest = std::max_element(d.unscaled_links.begin(), d.unscaled_links.end(),
+                                          [](const LinkRow& a, const LinkRow& b) { return a.utilisation < b.utilisation; });
+    out += fmt::format("             {} link{} the groups share carr{} the gradient sync too and keep{} its whole "
+                       "bandwidth: exact while none saturates; busiest {} at most {:.1f} % used{}\n",
+                       d.unscaled_links.size(), d.unscaled_links.size() == 1 ? "" : "s",
+                       d.unscaled_links.size() == 1 ? "ies" : "y", d.unscaled_links.size() == 1 ? "s" : "",
+                       busiest->link, 100 * busiest->utilisation,
+                       busiest->utilisation > 0.5 ? " (it may saturate: replay with --exact full to be sure)" : "");
+  }
+  if (d.micro_batches_b > 0) {
+    const int delta = d.micro_batches_b - d.micro_batches_a;
+    const double increment_s = (d.step_b_s - d.step_a_s) / delta;
+    out += fmt::format("  steady     {} and {} of {} micro-batches replayed (steps {} and {}); the rest in closed form: "
+                       "T(M) = T({}) + (M - {}) x {} per micro-batch; every stage's tail moved {} to {} per "
+                       "micro-batch between the two (tolerance {:.0f} %)\n",
+                       d.micro_batches_a, d.micro_batches_b, micro_batches, time_text(d.step_a_s),
+                       time_text(d.step_b_s), d.micro_batches_b, d.micro_batches_b, time_text(increment_s),
+                       time_text(d.shift_min_s), time_text(d.shift_max_s), 100 * d.tolerance);
+  }
+  if (!d.reduced() && d.applicable) out += "  reduction  none: " + d.off + "\n";
+  return out;
+}
+
 nlohmann::ordered_json report_json(const Report& r) {
   const Scenario& sc = r.scenario;
   nlohmann::ordered_json j;
@@ -131,8 +184,9 @@ nlohmann::ordered_json report_json(const Report& r) {
                    {"nodes", r.nodes_used},
                    {"seed", sc.seed},
                    {"overrides", sc.overrides}};
-  j["ranks"] = r.ranks;
+  j["ranks"] = r.reduction.full_ranks > 0 ? r.reduction.full_ranks : r.ranks;
   j["tasks"] = r.tasks;
+  j["replay"] = {{"ranks", r.ranks}, {"reduction", reduction_json(r.reduction)}};
   j["schedule"] = r.schedule;
   j["algorithm"] = r.algorithm;
   j["fidelity"] = r.fidelity;
@@ -242,7 +296,8 @@ std::string format_table(const Report& r) {
                      sc.model.empty() ? "?" : sc.model, sc.seed);
   out += fmt::format("  layout     TP {} x DP {} x PP {} = {} ranks, a stage's EP {} x ETP {} x EDP {}, {} ranks per "
                      "node, on {} of {} nodes\n",
-                     sc.tp, sc.dp, sc.pp, r.ranks, sc.ep, sc.etp, sc.edp, sc.ranks_per_node, r.nodes_used,
+                     sc.tp, sc.dp, sc.pp, r.reduction.full_ranks > 0 ? r.reduction.full_ranks : r.ranks, sc.ep, sc.etp,
+                     sc.edp, sc.ranks_per_node, r.nodes_used,
                      r.platform_nodes);
   if (sc.global_batch > 0)
     out += fmt::format("  batch      {} sequences x {} tokens per step: {} micro-batch{} of {} sequence{} per DP rank{}\n",
@@ -258,6 +313,7 @@ std::string format_table(const Report& r) {
   }
   out += fmt::format("  replay     {} tasks, schedule {}, dispatch/combine {} ({}), all-reduce {}\n", r.tasks,
                      r.schedule, r.algorithm, r.fidelity, r.all_reduce);
+  out += reduction_text(r.reduction, r.ranks, sc.micro_batches);
   for (const DtypeFallback& f : r.fallbacks) out += "  precision  " + fallback_text(f) + "\n";
   out += "the bound: the larger of the critical path (dependency chain, every task at its bound) and the busiest\n"
          "rank's stream sum (what its streams must run back to back)\n";

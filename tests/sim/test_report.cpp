@@ -86,7 +86,7 @@ std::map<int, LinkLoad> link_loads(const Timeline& t, const PlatformFacts& p) {
 
 TEST_CASE("an NPU without FP8 keeps an FP8 peak of 0 and refuses an fp8 GEMM without a fallback") {
   const PlatformFacts p = two_npus(0, 2e14);
-  Placement placement{{0, 1}, 2};
+  Placement placement{{0, 1}, 2, {}};
   auto graph = one_compute_task(2, 2, Dtype::kFp8, {1e12, 1e12}, {0, 0});
   CHECK(peak_flops_per_s(p.npus[0], Dtype::kFp8) == 0);
   CHECK(peak_flops_per_s(p.npus[0], Dtype::kInt8) == 2e14);
@@ -103,7 +103,7 @@ TEST_CASE("an NPU without FP8 keeps an FP8 peak of 0 and refuses an fp8 GEMM wit
 
 TEST_CASE("with precision.gemm_fallback an fp8 GEMM is bounded at the fallback's peak and the substitution is listed") {
   const PlatformFacts p = two_npus(0, 2e14);
-  Placement placement{{0, 1}, 2};
+  Placement placement{{0, 1}, 2, {}};
   auto graph = one_compute_task(2, 2, Dtype::kFp8, {1e12, 3e12}, {0, 0});
   std::vector<DtypeFallback> f = check_compute_dtypes(p, placement, graph, Dtype::kBf16, "a2.xml");
   REQUIRE(f.size() == 1);

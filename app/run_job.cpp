@@ -1,0 +1,196 @@
+// Running one scenario: request -> checked workload and platform -> the
+// step's replays -> report.
+#include "app/run_job.hpp"
+
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "app/step_replay.hpp"
+#include "core/error.hpp"
+#include "core/memory_limit.hpp"
+#include "sim/platform/platform_loader.hpp"
+#include "sim/run_memory.hpp"
+#include "workloads/memory_fit.hpp"
+#include "workloads/model_flops.hpp"
+#include "workloads/routing_stream.hpp"
+#include "workloads/task_graph_builder.hpp"
+#include "workloads/workload_loader.hpp"
+
+namespace epsim::app {
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+SplitOverrides split_overrides(const RunRequest& r) {
+  SplitOverrides out = split_set_options(r.overrides);
+  if (r.ep) out.workload.push_back("parallel.ep=" + std::to_string(*r.ep));
+  if (r.seed) out.workload.push_back("routing.seed=" + std::to_string(*r.seed));
+  if (r.allow_oversubscribed_memory) out.workload.push_back("memory.allow_oversubscribed=true");
+  if (sim::is_platform_xml(r.platform) && !out.platform.empty())
+    throw option_error("--set " + out.platform.front(), "a SimGrid XML platform takes no overrides");
+  return out;
+}
+
+sim::ReplayOptions replay_options(const RunRequest& r) {
+  sim::ReplayOptions o;
+  o.schedule = r.schedule;
+  o.algorithm = r.algorithm;
+  o.fidelity = r.fidelity;
+  o.all_reduce = r.all_reduce;
+  o.record_link_spans = r.record_link_spans;
+  return o;
+}
+
+// The replay refuses per-flow fidelity at scale; say it by the flag.
+void check_fidelity(const sim::ReplayOptions& o, const workloads::WorkloadSpec& w) {
+  if (o.fidelity == sim::Fidelity::kPerFlow) {
+    const std::string why = sim::per_flow_refusal(w.parallel.world());
+    if (!why.empty()) throw option_error("--fidelity", why);
+  }
+}
+
+// What a rank of `w` holds in HBM as epsim's step runs it.
+sim::MemoryRequest memory_request(const workloads::WorkloadSpec& w) {
+  return {workloads::memory_per_rank(w.model, workloads::current_memory_inputs(w)), w.memory.allow_oversubscribed,
+          w.source};
+}
+
+// The workload and the platform's verdict, checked as far as possible before
+// anything is sampled or built: the ranks fit the platform, the run's memory
+// estimate the limit, a rank's HBM its NPU (a cluster names its HBM here; an
+// XML's is checked when the run opens it).
+struct CheckedJob {
+  workloads::WorkloadSpec workload;
+  sim::PlatformShape platform;
+  StepPlan plan;
+};
+
+// What the run holds at its largest: the replayed spec with the most
+// micro-batches a replay of the plan covers.
+workloads::WorkloadSpec largest_replay(const StepPlan& plan) {
+  return plan.steady ? with_micro_batches(plan.replayed, plan.steady->first + plan.steady->delta) : plan.replayed;
+}
+
+CheckedJob checked_job(const RunRequest& r, const SplitOverrides& overrides, const sim::ReplayOptions& options) {
+  CheckedJob job{workloads::load_workload(r.workload, overrides.workload), {}, {}};
+  const workloads::WorkloadSpec& w = job.workload;
+  check_fidelity(options, w);
+  job.plan = plan_step(w, r.exact);
+  // check_platform runs an XML's checks in a child process.
+  job.platform = sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform});
+  sim::check_ranks_fit(job.platform, w.parallel.world(), w.parallel.ranks_per_node);
+  const workloads::WorkloadSpec largest = largest_replay(job.plan);
+  workloads::check_traffic_memory(largest);
+  sim::check_run_memory(job.platform, largest);
+  if (job.platform.cluster)
+    sim::enforce_memory_fit(memory_request(w), job.platform.cluster->npu.hbm_capacity_bytes);
+  return job;
+}
+
+// What the report says it is about: platform, workload, layout, batch and
+// the model FLOPs its throughput is counted in.
+sim::Scenario describe(const RunRequest& r, const workloads::WorkloadSpec& w) {
+  const workloads::ParallelSpec& p = w.parallel;
+  sim::Scenario s{r.platform, "", "", r.workload, w.model.name, p.ep, p.dp,
+                  p.ranks_per_node, static_cast<long long>(w.routing.seed), r.overrides};
+  s.tp = p.tp;
+  s.pp = p.pp;
+  s.vpp = p.schedule == workloads::PipelineSchedule::kInterleaved ? p.vpp : 1;
+  s.etp = p.etp;
+  s.edp = p.edp();
+  s.pipeline_schedule = to_string(p.schedule);
+  s.micro_batches = p.micro_batches;
+  s.micro_batch = p.micro_batch;
+  s.sequence_length = p.sequence_length;
+  s.global_batch = p.global_batch;
+  const workloads::ModelFlops flops = workloads::model_flops(w);
+  s.model_flops_per_token = flops.per_token();
+  s.active_params = flops.active_params;
+  s.mfu_dtype = w.precision.gemm;
+  return s;
+}
+
+}  // namespace
+
+SplitOverrides split_set_options(const std::vector<std::string>& overrides) {
+  SplitOverrides out;
+  for (const std::string& o : overrides) {
+    if (starts_with(o, "workload."))
+      out.workload.push_back(o.substr(9));
+    else if (starts_with(o, "platform."))
+      out.platform.push_back(o.substr(9));
+    else if (starts_with(o, "model.") || starts_with(o, "parallel.") || starts_with(o, "precision.") ||
+             starts_with(o, "routing.") || starts_with(o, "memory."))
+      out.workload.push_back(o);
+    else
+      out.platform.push_back(o);
+  }
+  return out;
+}
+
+RunOutcome run_job(const RunRequest& r, const RunProgress& progress) {
+  const SplitOverrides overrides = split_overrides(r);
+  sim::ReplayOptions options = replay_options(r);
+  sim::EngineOptions engine;
+  engine.simgrid_logs = r.simgrid_log;
+  engine.extra_config = r.simgrid_config;
+
+  if (progress) progress({"checking the inputs", 0, 0});
+  CheckedJob job = checked_job(r, overrides, options);
+  const workloads::WorkloadSpec& w = job.workload;
+  options.compute_fallback = w.precision.gemm_fallback;
+  // The platform's own name and NPU model are filled in by simulate_on().
+  const sim::Scenario scenario = describe(r, w);
+  const sim::MemoryRequest memory = memory_request(w);
+  const StepPlan& plan = job.plan;
+  // A steady state not reached falls back to every micro-batch: the memory that needs, checked then.
+  const sim::RunMemory fallback_memory = sim::estimate_run_memory(job.platform, plan.replayed);
+
+  if (progress) progress({"loading the platform", 0, 0});
+  sim::OpenPlatform open = sim::open_platform(std::move(job.platform), engine);
+  bool resolved = false;
+  sim::SharedLinks shared;
+  std::string phase;
+  StepHooks hooks;
+  hooks.started = [&](int index, int count, int micro_batches) {
+    phase = count == 1 ? fmt::format("replay of {} micro-batches", micro_batches)
+                       : fmt::format("replay {} of {}: {} micro-batches", index, count, micro_batches);
+  };
+  hooks.falling_back = [&](const std::string& why) {
+    if (fallback_memory.total_bytes() > memory_limit_GiB() * kBytesPerGiB)
+      throw InputError(w.parallel.ranks_given_at, "parallel.micro_batches",
+                       fmt::format("{}, but every micro-batch needs an estimated {:.1f} GiB, {}; replay with "
+                                   "--exact full and a higher limit, or fewer micro-batches",
+                                   why, fallback_memory.total_bytes() / kBytesPerGiB, memory_limit_clause()));
+  };
+  if (progress) options.on_progress = [&](double sim_s, double done) { progress({phase, sim_s, done}); };
+  // One replay of `spec` on the open platform, its routing drawn while it runs.
+  const ReplaySpec replay = [&](const workloads::WorkloadSpec& spec, const sim::Scenario& about) {
+    Replayed run;
+    workloads::RoutingStream routing(spec);
+    run.graph = workloads::build_task_graph(spec, routing.placeholder());
+    if (!resolved) options = sim::resolve_for(open.loaded, run.graph, options, &shared);
+    resolved = true;
+    const sim::RoutingFeed feed = [&](int job) { workloads::fill_routing(run.graph, spec, job, routing.take(job)); };
+    run.simulation = sim::simulate_on(open, run.graph, options, about, memory, &feed);
+    sim::Reduction& reduction = run.simulation.report.reduction;
+    reduction.shared_links = shared.scaled;
+    for (int l : shared.unscaled) {
+      const sim::LinkFacts& link = open.loaded.facts.links[static_cast<std::size_t>(l)];
+      const double bytes = spec.parallel.folded_replicas * run.simulation.timeline.link_bytes[static_cast<std::size_t>(l)];
+      reduction.unscaled_links.push_back(
+          {link.name, bytes, link.bandwidth_Bps, bytes / (link.bandwidth_Bps * run.simulation.timeline.step_s)});
+    }
+    return run;
+  };
+  Replayed step = replay_step(w, plan, scenario, replay, open.loaded.facts, hooks);
+  RunOutcome out{std::move(step.graph), std::move(step.simulation)};
+  out.simulation.platform = std::move(open.loaded.facts);
+  return out;
+}
+
+void check_job(const RunRequest& r) { checked_job(r, split_overrides(r), replay_options(r)); }
+
+}  // namespace epsim::app
