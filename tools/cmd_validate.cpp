@@ -1,9 +1,11 @@
 // `epsim validate`: a measurement file's dispatch/combine rows against the
-// simulator, DeepEP's published H800 table by default (docs/validation.md).
+// simulator, DeepEP's published H800 table by default, or an end-to-end
+// file's published training throughput (docs/validation.md).
 //   epsim validate [FILE.toml] [--platform h800] [--set k=v]... [--seed N] [--chunks N]
 //                  [--nvlink-row EP] [--rdma-row EP] [-o table.txt] [--json] [--write-platform OUT]
 #include <iostream>
 
+#include "app/end_to_end.hpp"
 #include "core/error.hpp"
 #include "sim/validation/deepep_validation.hpp"
 #include "sim/validation/measurement_file.hpp"
@@ -27,6 +29,7 @@ struct ValidateState {
   std::string output;
   std::string write_platform;
   bool json = false;
+  bool check = false;
 };
 
 // The file's validation with the flags given on top; flags the library
@@ -78,7 +81,25 @@ void write_file(const std::string& option, const std::string& path, const std::s
   out.close();
 }
 
+// An end-to-end file: the layout and its variants run as `epsim run` runs
+// them; exit 1 with --check when the prediction leaves the band or a
+// variant is not slower.
+int run_end_to_end(const ValidateState& s) {
+  for (const auto& [flag, given] : {std::pair{"--platform", !s.platform.empty()}, {"--set", !s.overrides.empty()},
+                                    {"--tokens", s.tokens_per_rank != 0}, {"--nvlink-row", s.nvlink_row != 0},
+                                    {"--rdma-row", s.rdma_row != 0}, {"--write-platform", !s.write_platform.empty()}})
+    if (given) throw option_error(flag, "only for kernel tables; " + s.file + " is an end-to-end file");
+  if (!s.output.empty()) check_output_path("--output", s.output);
+  const app::EndToEndValidation v = app::validate_end_to_end(app::load_end_to_end_file(s.file));
+  const std::string text = s.json ? app::format_end_to_end_json(v) : app::format_end_to_end(v);
+  std::cout << text;
+  if (!s.output.empty()) write_file("--output", s.output, text);
+  return s.check && !v.passed() ? 1 : 0;
+}
+
 int run_validate(const ValidateState& s) {
+  if (!s.file.empty() && app::is_end_to_end_file(s.file)) return run_end_to_end(s);
+  if (s.check) throw option_error("--check", "only for end-to-end files (kind = \"end_to_end\")");
   if (!s.output.empty()) check_output_path("--output", s.output);
   if (!s.write_platform.empty()) check_output_path("--write-platform", s.write_platform);
   const sim::DeepEpValidation v = sim::run_deepep_validation(options(s));
@@ -109,6 +130,8 @@ Command add_validate_command(CLI::App& epsim) {
   app->add_option("--rdma-row", state->rdma_row, "EP of the row calibrating scaleout.nic_efficiency instead of the file's");
   app->add_option("-o,--output", state->output, "also write the table to this file");
   app->add_flag("--json", state->json, "print per row and kernel measured/simulated GB/s and us, error, as JSON");
+  app->add_flag("--check", state->check,
+                "end-to-end files: exit 1 unless the prediction is within the file's band and every variant is slower");
   app->add_option("--write-platform", state->write_platform,
                   "write the platform TOML with the calibrated parameters (node.link_efficiency and scaleout.nic_efficiency, supernode.port_efficiency or scaleout.low_latency_efficiency)");
   return Command{app, [state] { return run_validate(*state); }};

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
 #include <utility>
 #include <string>
 #include <vector>
@@ -40,11 +41,15 @@ struct LinkFacts {
 // Routes between NPUs as link indices, stored flat (CSR) because EP256
 // has 65,536 of them. route(s, s) is the NPU's HBM loopback. Routes are
 // either set() up front or fetched from the resolver on first use (an EP256
-// collective touches a fraction of the pairs); not thread-safe.
+// collective touches a fraction of the pairs); not thread-safe. A pair finds
+// its route through a dense NPUs^2 index up to kDenseRouteIndexNpus NPUs
+// (16 MB at 2048), through a hash map beyond (thousands of NPUs touch a
+// small share of their millions of pairs).
 class RouteTable {
  public:
   // Fills `links` and `latency_s` for src -> dst; may throw.
   using Resolver = std::function<void(int src, int dst, std::vector<int>& links, double& latency_s)>;
+  static constexpr int kDenseRouteIndexNpus = 2048;
 
   RouteTable() = default;
   explicit RouteTable(int npus, Resolver resolver = {});
@@ -52,22 +57,33 @@ class RouteTable {
   // Links of the route src -> dst; valid until the next route is added.
   // Inline: the collectives' plans and costs call it per transfer.
   std::pair<const int*, const int*> links(int src, int dst) const {
-    const std::size_t i = index(src, dst);
-    if (begin_[i] < 0) resolve(src, dst);
-    return {links_.data() + begin_[i], links_.data() + end_[i]};
+    const Entry& e = entry(src, dst);
+    return {links_.data() + e.begin, links_.data() + e.begin + e.count};
   }
-  double latency_s(int src, int dst) const;
+  double latency_s(int src, int dst) const { return entry(src, dst).latency_s; }
   int npus() const { return npus_; }
 
  private:
-  std::size_t index(int src, int dst) const { return static_cast<std::size_t>(src) * npus_ + dst; }
-  void resolve(int src, int dst) const;
+  struct Entry {
+    std::int64_t begin = 0;  // offset in links_
+    std::int32_t count = 0;
+    double latency_s = 0;
+  };
+  std::uint64_t key(int src, int dst) const { return static_cast<std::uint64_t>(src) * npus_ + dst; }
+  const Entry& entry(int src, int dst) const {
+    const std::int32_t i = dense_ ? slot_[key(src, dst)] : find(src, dst);
+    return entries_[static_cast<std::size_t>(i >= 0 ? i : resolve(src, dst))];
+  }
+  std::int32_t find(int src, int dst) const;
+  std::int32_t resolve(int src, int dst) const;
+  std::int32_t add(int src, int dst, const std::vector<int>& links, double latency_s);
   int npus_ = 0;
+  bool dense_ = true;
   Resolver resolver_;
-  mutable std::vector<std::int64_t> begin_;  // [src * npus + dst] -> offset in links_; -1: not fetched yet
-  mutable std::vector<std::int64_t> end_;
-  mutable std::vector<int> links_;
-  mutable std::vector<double> latency_s_;
+  std::vector<std::int32_t> slot_;                       // dense: [src * npus + dst] -> entry; -1: not fetched yet
+  std::unordered_map<std::uint64_t, std::int32_t> map_;  // sparse: key -> entry
+  std::vector<Entry> entries_;
+  std::vector<int> links_;
   mutable std::vector<int> scratch_;
 };
 

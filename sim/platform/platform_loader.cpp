@@ -18,6 +18,7 @@
 #include "core/toml_reader.hpp"
 #include "sim/platform/child_probe.hpp"
 #include "sim/platform/flat_platform.hpp"
+#include "sim/platform/zoned_platform.hpp"
 #include "sim/platform/placement.hpp"
 
 namespace epsim::sim {
@@ -70,8 +71,15 @@ PlatformShape cluster_shape(topology::ClusterSpec cluster) {
 
 }  // namespace
 
+bool uses_flat_platform(const topology::ClusterSpec& cluster) {
+  return static_cast<long long>(cluster.node.count) * cluster.node.npus <= kFlatPlatformMaxNpus;
+}
+
 double platform_memory_bytes(const topology::ClusterSpec& cluster) {
   const double npus = static_cast<double>(cluster.node.count) * cluster.node.npus;
+  const double nodes = cluster.node.count;
+  if (!uses_flat_platform(cluster))
+    return kPlatformBaseBytes + kZonedPlatformBytesPerNpu * npus + kZonedPlatformBytesPerNodePair * nodes * nodes;
   return kPlatformBaseBytes + kPlatformBytesPerRoute * npus * npus;
 }
 
@@ -80,10 +88,14 @@ void check_platform_memory(const topology::ClusterSpec& cluster) {
   const double estimate_bytes = platform_memory_bytes(cluster);
   if (estimate_bytes > memory_limit_GiB() * kBytesPerGiB) {
     const double npus = static_cast<double>(cluster.node.count) * cluster.node.npus;
+    const std::string terms =
+        uses_flat_platform(cluster)
+            ? fmt::format("{:.0f}^2 routes x ~{:.0f} B", npus, kPlatformBytesPerRoute)
+            : fmt::format("~{:.0f} kB per NPU + ~{:.0f} B per pair of its {} nodes", kZonedPlatformBytesPerNpu / 1e3,
+                          kZonedPlatformBytesPerNodePair, cluster.node.count);
     throw InputError(cluster.node.count_given_at, "node.count",
-                     fmt::format("building {:.0f} NPUs needs an estimated {:.1f} GiB ({:.0f}^2 routes x ~{:.0f} B), {}",
-                                 npus, estimate_bytes / kBytesPerGiB, npus, kPlatformBytesPerRoute,
-                                 memory_limit_clause()));
+                     fmt::format("building {:.0f} NPUs needs an estimated {:.1f} GiB ({}), {}", npus,
+                                 estimate_bytes / kBytesPerGiB, terms, memory_limit_clause()));
   }
 }
 
@@ -100,13 +112,17 @@ PlatformShape check_platform(const PlatformRequest& request) {
   return probe_xml(request.platform);
 }
 
-OpenPlatform open_platform(const topology::ClusterSpec& cluster, const EngineOptions& options) {
+OpenPlatform open_platform(const topology::ClusterSpec& cluster, const EngineOptions& options,
+                           std::optional<bool> flat) {
   OpenPlatform out;
   out.shape = cluster_shape(cluster);
   check_platform_memory(cluster);
   out.engine = std::make_unique<SimEngine>(cluster.source, options);
   try {
-    build_flat_platform(cluster);
+    if (flat.value_or(uses_flat_platform(cluster)))
+      build_flat_platform(cluster);
+    else
+      build_zoned_platform(cluster);
   } catch (const std::exception& e) {
     throw InputError({cluster.source, 0, 0}, "", std::string("SimGrid could not build the platform: ") + e.what());
   }

@@ -56,8 +56,10 @@ struct OpenPlatform {
 // contract check. Once per process (one SimGrid engine). Throws InputError.
 OpenPlatform open_platform(const PlatformRequest& request, const EngineOptions& options = {});
 
-// The same for a cluster already read (e.g. checked for a command's own needs first).
-OpenPlatform open_platform(const topology::ClusterSpec& cluster, const EngineOptions& options = {});
+// The same for a cluster already read (e.g. checked for a command's own
+// needs first). `flat` forces the build (tests); unset: uses_flat_platform.
+OpenPlatform open_platform(const topology::ClusterSpec& cluster, const EngineOptions& options = {},
+                           std::optional<bool> flat = std::nullopt);
 
 // The same for a platform check_platform has already given its verdict on
 // (an XML is then not probed a second time).
@@ -68,11 +70,23 @@ OpenPlatform open_platform(PlatformShape checked, const EngineOptions& options =
 // with the count needed; other misfits as place_ranks reports them.
 void check_ranks_fit(const PlatformShape& platform, int ranks, int ranks_per_node);
 
+// Up to kFlatPlatformMaxNpus NPUs a cluster is built flat (flat_platform.hpp:
+// route lookups are table reads), beyond as its plan's zones
+// (zoned_platform.hpp: routes grow with nodes). Same timings (tested).
+inline constexpr long long kFlatPlatformMaxNpus = 1024;
+bool uses_flat_platform(const topology::ClusterSpec& cluster);
+
 // The flat build holds one route per ordered NPU pair (a Full zone), so its
 // memory grows as NPUs^2: measured on a2 with tiny-moe, 86 MB at 512 NPUs
-// and 782 MB at 2048, i.e. ~40 MB plus ~180 B per route.
+// and 782 MB at 2048, i.e. ~40 MB plus ~180 B per route. The zoned build
+// holds the NPUs' own zones and the root zone's routes between node (or
+// leaf) zones: measured on h800 with tiny-moe, 86 MB at 256 nodes and 370 MB
+// at 1,024, i.e. ~13 kB per NPU and ~205 B per node pair (a2, whose root
+// routes join leaves, 190 MB at 1,024 nodes): rounded up to 16 kB and 256 B.
 inline constexpr double kPlatformBaseBytes = 40e6;
 inline constexpr double kPlatformBytesPerRoute = 180;
+inline constexpr double kZonedPlatformBytesPerNpu = 16e3;
+inline constexpr double kZonedPlatformBytesPerNodePair = 256;
 double platform_memory_bytes(const topology::ClusterSpec& cluster);
 // Refuses, at node.count, a platform whose estimate alone is above the memory limit.
 void check_platform_memory(const topology::ClusterSpec& cluster);

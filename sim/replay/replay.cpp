@@ -24,7 +24,9 @@
 #include "core/error.hpp"
 #include "sim/replay/activities.hpp"
 #include "sim/replay/compute_precision.hpp"
+#include "sim/replay/replica_links.hpp"
 #include "sim/replay/link_progress.hpp"
+#include "sim/replay/replica_links.hpp"
 
 namespace epsim::sim {
 
@@ -66,7 +68,8 @@ std::string per_flow_refusal(int ranks) {
 }
 
 ReplayOptions resolve(const ReplayOptions& options, const PlatformFacts& platform, const Placement& placement) {
-  const int ranks = static_cast<int>(placement.npu_of_rank.size());
+  // A folded graph's defaults are its whole job's: the kept ranks stand for all.
+  const int ranks = placement.ranks_and_phantoms();
   ReplayOptions out = options;
   if (!out.algorithm) out.algorithm = default_algorithm(platform, placement);
   if (out.all_reduce == AllReduceAlgorithm::kHierarchical && node_fabric_is_mesh(platform, placement))
@@ -479,6 +482,10 @@ class Driver {
     const Task& task = graph_.tasks[t];
     run.plan = plan_collective(task, graph_, placement_, options_.all_reduce, *options_.exact_ring_steps,
                                alltoallv_options(options_));
+    if (task.kind == TaskKind::kGradAllReduce && !placement_.phantom_npus.empty()) {
+      if (kept_links_.empty()) kept_links_ = kept_links(platform_, placement_, graph_, options_.all_reduce);
+      drop_phantom_transfers(run.plan, placement_, platform_, kept_links_);
+    }
     run.costs.emplace(run.plan, platform_);
     run.steps = plan_steps(run.plan, *run.costs);
     run.link_loads.resize(run.plan.phases.size());
@@ -710,6 +717,7 @@ class Driver {
   int collective_activities_ = 0;           // collective rounds' activities launched and not ended
   std::vector<bool> contended_scratch_;     // carried_now's working memory
   std::vector<char> is_hbm_link_;           // per link: an NPU's HBM
+  std::vector<char> kept_links_;            // folded graphs: links the kept ranks can load (replica_links.hpp)
   std::vector<Transfer> carried_scratch_;   // what carried_now returns beside other collectives
   std::vector<int> worklist_;
   std::vector<std::pair<TaskId, int>> starting_;  // compute parts to launch at this instant

@@ -94,7 +94,53 @@ std::vector<char> sync_links(const PlatformFacts& platform, const Placement& pla
   return crossed;
 }
 
+// The NPUs a placement's kept ranks run on.
+std::vector<char> kept_npus(const PlatformFacts& platform, const Placement& placement) {
+  std::vector<char> kept(platform.npus.size(), 0);
+  for (int npu : placement.npu_of_rank) kept[static_cast<std::size_t>(npu)] = 1;
+  return kept;
+}
+
+void mark_route(const PlatformFacts& platform, int src, int dst, std::vector<char>& marks) {
+  auto [first, last] = platform.routes.links(src, dst);
+  for (const int* l = first; l != last; ++l) marks[static_cast<std::size_t>(*l)] = 1;
+}
+
 }  // namespace
+
+std::vector<char> kept_links(const PlatformFacts& platform, const Placement& placement,
+                             const workloads::TaskGraph& graph, AllReduceAlgorithm all_reduce) {
+  std::vector<char> kept(platform.links.size(), graph.folded_replicas > 1 ? 0 : 1);
+  if (graph.folded_replicas < 2) return kept;
+  for (const auto& [a, b] : own_traffic_pairs(graph))
+    mark_route(platform, placement.npu_of_rank[static_cast<std::size_t>(a)],
+               placement.npu_of_rank[static_cast<std::size_t>(b)], kept);
+  for (int npu : placement.npu_of_rank) mark_route(platform, npu, npu, kept);  // its HBM
+  const std::vector<char> kept_npu = kept_npus(platform, placement);
+  std::set<std::vector<std::vector<int>>> planned;
+  for (const Task& t : graph.tasks) {
+    if (t.kind != TaskKind::kGradAllReduce || !planned.insert(t.groups).second) continue;
+    for (const CollectivePhase& phase : plan_group_collective(t, placement, all_reduce, false).phases)
+      for (const Transfer& x : phase.transfers)
+        if (kept_npu[static_cast<std::size_t>(x.src_npu)] || kept_npu[static_cast<std::size_t>(x.dst_npu)])
+          mark_route(platform, x.src_npu, x.dst_npu, kept);
+  }
+  return kept;
+}
+
+void drop_phantom_transfers(CollectivePlan& plan, const Placement& placement, const PlatformFacts& platform,
+                            const std::vector<char>& kept) {
+  if (placement.phantom_npus.empty()) return;
+  const std::vector<char> kept_npu = kept_npus(platform, placement);
+  const auto alone = [&](const Transfer& x) {
+    if (kept_npu[static_cast<std::size_t>(x.src_npu)] || kept_npu[static_cast<std::size_t>(x.dst_npu)]) return false;
+    auto [first, last] = platform.routes.links(x.src_npu, x.dst_npu);
+    return std::none_of(first, last, [&](int l) { return kept[static_cast<std::size_t>(l)] != 0; });
+  };
+  for (CollectivePhase& phase : plan.phases)
+    phase.transfers.erase(std::remove_if(phase.transfers.begin(), phase.transfers.end(), alone),
+                          phase.transfers.end());
+}
 
 SharedLinks share_replica_links(LoadedPlatform& platform, const Placement& placement,
                                 const workloads::TaskGraph& graph, const ReplayOptions& resolved) {

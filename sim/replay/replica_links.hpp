@@ -26,6 +26,22 @@ namespace epsim::sim {
 std::vector<int> replica_link_users(const PlatformFacts& platform, const Placement& placement,
                                     const workloads::TaskGraph& graph);
 
+// Per link, whether the kept group's activities can load it: its own
+// traffic's routes, and the routes of every gradient-sync transfer (planned
+// with `all_reduce`) with a kept rank at either end. All true for an
+// unfolded graph.
+std::vector<char> kept_links(const PlatformFacts& platform, const Placement& placement,
+                             const workloads::TaskGraph& graph, AllReduceAlgorithm all_reduce);
+
+// Drops from a gradient sync's plan every transfer between two phantom
+// ranks' NPUs whose route touches no kept link: such a link carries the
+// sync alone, as its twin in the kept group does beside the kept group's
+// own traffic (the groups are identical and the sync treats them alike),
+// so it never binds before its twin and the round's rate is the same
+// without it. What is left grows with the kept group, not with the job.
+void drop_phantom_transfers(CollectivePlan& plan, const Placement& placement, const PlatformFacts& platform,
+                            const std::vector<char>& kept);
+
 // What share_replica_links did: links scaled to the kept group's share, and
 // links the groups share that the gradient sync crosses too, left whole.
 // The second kind is exact only while it does not saturate: there the kept

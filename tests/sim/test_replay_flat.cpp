@@ -48,3 +48,28 @@ TEST_CASE("the flattened A2 platform gives its zoned XML export's step, bounds a
   CHECK(flat.rfind("ERROR", 0) != 0);
   CHECK(flat == zoned);
 }
+
+TEST_CASE("the zoned build of large clusters gives the flat build's step, bounds and link bytes") {
+  const topology::ClusterSpec cluster = topology::load_cluster_spec("a2", {"node.count=8", "scaleout.nodes_per_leaf=2"});
+  testing::MoeShape shape;
+  shape.ranks = 64;
+  shape.ranks_per_node = 8;
+  shape.weights.assign(64, 0.5 / 63);
+  shape.weights[9] = 0.5;
+  shape.grad_all_reduce = true;
+  const workloads::TaskGraph graph = testing::moe_graph(shape);
+  auto run = [&](bool flat) {
+    return testing::in_child([&] {
+      OpenPlatform open = open_platform(cluster, {}, flat);
+      const ReplayOptions options = resolve_for(open.loaded, graph, {});
+      const Simulation s = simulate_on(open, graph, options);
+      std::string out = fmt::format("{:.17g} {:.17g}", s.timeline.step_s, s.bounds.step_s);
+      for (const LinkRow& l : s.report.busiest_links) out += fmt::format(" {}={:.17g}", l.link, l.bytes);
+      return out;
+    });
+  };
+  const std::string flat = run(true), zoned = run(false);
+  INFO("flat: " << flat << "\nzoned: " << zoned);
+  CHECK(flat.rfind("ERROR", 0) != 0);
+  CHECK(flat == zoned);
+}

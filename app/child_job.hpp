@@ -1,0 +1,20 @@
+// One SimGrid job in a forked child: SimGrid allows one engine per process,
+// so a command that runs several steps (validate's end-to-end files, plan)
+// runs each in a child of its one warm process and reads back what it printed.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace epsim::app {
+
+// Forks, runs `body` in the child and returns the text it returned (any
+// length, any characters), passed back over a pipe of its own: the child's
+// stderr stays the user's (progress, warnings). An InputError thrown in the
+// child is thrown again here, field for field; another exception becomes a
+// std::runtime_error with its message; a child that dies (a signal, an
+// abort inside SimGrid) is a std::runtime_error naming `what` and how it
+// ended. Call before this process constructs its own SimGrid engine.
+std::string run_child_job(const std::string& what, const std::function<std::string()>& body);
+
+}  // namespace epsim::app

@@ -1,0 +1,66 @@
+// A published end-to-end training throughput as a measurement file
+// (docs/validation.md, "End to end"): the layout, the platform, the
+// measured tokens/s per NPU and the band a prediction must fall in, and
+// variants of the layout the source implies are slower. `epsim validate`
+// runs each as `epsim run` does (run_job, in a child process each) and
+// compares.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace epsim::app {
+
+struct EndToEndVariant {
+  std::string name;
+  std::vector<std::string> workload_set;  // "key=value", as run's --set
+  SourceLocation at;
+};
+
+struct EndToEndFile {
+  std::string path;
+  std::string source;  // where the figure comes from
+  std::string platform;
+  std::vector<std::string> platform_set;  // "key=value"
+  std::string workload;
+  std::vector<std::string> workload_set;
+  double tokens_per_s_per_npu = 0;  // measured
+  double band = 0;                  // |simulated / measured - 1| <= band passes
+  std::vector<EndToEndVariant> slower;  // each must simulate slower than the layout itself
+};
+
+// Whether `path` is an end-to-end file (top-level kind = "end_to_end")
+// rather than a kernel table; false for anything that is not TOML.
+bool is_end_to_end_file(const std::string& path);
+
+// Reads and checks one. Unknown keys, a missing figure, an empty variant:
+// InputError at the key.
+EndToEndFile load_end_to_end_file(const std::string& path);
+
+struct EndToEndRun {
+  std::string name;  // "" for the layout itself
+  double step_s = 0;
+  double tokens_per_s_per_npu = 0;
+  double mfu = 0;
+  std::string reduction;  // the run's reduction, as its report's JSON says it
+};
+
+struct EndToEndValidation {
+  EndToEndFile file;
+  EndToEndRun layout;
+  std::vector<EndToEndRun> slower;
+  double error() const { return layout.tokens_per_s_per_npu / file.tokens_per_s_per_npu - 1; }
+  bool within_band() const;
+  bool variants_slower() const;
+  bool passed() const { return within_band() && variants_slower(); }
+};
+
+// Runs the layout and each variant, one child process each.
+EndToEndValidation validate_end_to_end(const EndToEndFile& file);
+
+std::string format_end_to_end(const EndToEndValidation& v);
+std::string format_end_to_end_json(const EndToEndValidation& v);
+
+}  // namespace epsim::app
