@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "sim/report/report.hpp"
 #include "tools/command.hpp"
 #include "tools/option_checks.hpp"
@@ -66,7 +67,13 @@ std::string self_executable() {
 // The key an error blames, in an axis's words without its platform./workload.
 // prefix: the error's own key, or the option it came from ("--set parallel.ep=3",
 // "--schedule").
-std::vector<std::string> blamed_keys(const std::exception& e) {
+// The point's key that named a file it could not read: "platform" or "workload"; "" for another file.
+std::string key_naming(const sweep::Point& p, const FileError& e) {
+  return e.path() == p.platform ? "platform" : e.path() == p.workload ? "workload" : "";
+}
+
+std::vector<std::string> blamed_keys(const sweep::Point& p, const std::exception& e) {
+  if (const auto* file = dynamic_cast<const FileError*>(&e)) return {key_naming(p, *file)};
   const auto* input = dynamic_cast<const InputError*>(&e);
   if (!input) return {};
   std::vector<std::string> keys;
@@ -91,7 +98,7 @@ std::string axis_key_without_side(const std::string& key) {
 std::optional<SourceLocation> where_of(const sweep::Point& p, const std::exception& e) {
   if (p.coordinate_sources.empty()) return std::nullopt;
   std::size_t blamed = 0;
-  const std::vector<std::string> keys = blamed_keys(e);
+  const std::vector<std::string> keys = blamed_keys(p, e);
   for (std::size_t i = 0; i < p.coordinates.size(); ++i) {
     const std::string axis = axis_key_without_side(p.coordinates[i].first);
     if (std::find(keys.begin(), keys.end(), axis) != keys.end()) {
@@ -115,9 +122,13 @@ SourceLocation location_of(const sweep::SweepSpec& spec, const sweep::Point& p, 
   return where_of(p, e).value_or(SourceLocation{spec.path, 0, 0});
 }
 
-// "point 2 (workload.parallel.ep=3): <the point's own error>"
+// "point 2 (workload.parallel.ep=3): <the point's own error>"; a file it
+// could not read is told at the point's key that named it.
 std::string point_problem(const sweep::Point& p, const std::exception& e) {
-  return fmt::format("point {} ({}): {}", p.index, describe(p), e.what());
+  const auto* file = dynamic_cast<const FileError*>(&e);
+  const std::string key = file ? key_naming(p, *file) : "";
+  return fmt::format("point {} ({}): {}", p.index, describe(p),
+                     key.empty() ? e.what() : named_at(*file, {}, key).what());
 }
 
 std::string located(const sweep::SweepSpec& spec, const sweep::Point& p, const std::exception& e) {

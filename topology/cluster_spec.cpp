@@ -45,17 +45,19 @@ double read_share(TableReader& t, std::string_view key) {
   return v;
 }
 
-// A share of a line rate (or of a peak: `what`) in (0, 1], default 1 (the rate itself).
+// A share of a line rate (or of a peak: `what`) inside the physical range of
+// an efficiency, default 1 (the rate itself).
 double read_efficiency(TableReader& t, std::string_view key, const char* what = "a share of the line rate") {
   const toml::node* n = t.node(key);
   if (!n) return 1;
   if (!n->is_number()) t.number(key, 0, 1);  // fails with the type found
   const double v = n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
-  if (!(v > 0 && v <= 1)) t.fail(key, fmt::format("expected {} in (0, 1], got {:g}", what, v));
+  if (!physical_range_problem(Physical::kEfficiency, v).empty())
+    t.fail(key, fmt::format("expected {} in {}, got {:g}", what, describe_range(Physical::kEfficiency), v));
   return v;
 }
 
-// A kernel class's efficiency in (0, 1] (default 1) and its optional half rows.
+// A kernel class's efficiency (default 1) and its optional half rows.
 KernelClassEfficiency read_kernel_class(TableReader& t, const std::string& key) {
   KernelClassEfficiency e;
   e.max = read_efficiency(t, key, "an efficiency");
@@ -94,8 +96,9 @@ NpuSpec read_npu(TableReader t) {
 
 NodeSpec read_node(TableReader t, bool supernode) {
   NodeSpec node;
-  node.npus = static_cast<int>(t.integer("npus", 1, 4096));
+  node.npus = static_cast<int>(t.integer("npus", 1, kMaxNodeNpus));
   node.count = static_cast<int>(t.integer("count", 1, 65536));
+  node.npus_given_at = location_of(*t.node("npus"));
   node.count_given_at = location_of(*t.node("count"));
   // The largest clusters built today have ~10^5 accelerators; beyond this the
   // topology graph alone (names, links, routes) costs gigabytes.

@@ -72,7 +72,12 @@ ModelSpec read_model(TableReader t) {
   m.shared_experts = static_cast<int>(t.integer_or("shared_experts", 0, 0, 64));
   m.shared_expert_ffn = t.integer_or("shared_expert_ffn", m.expert_ffn, 1, kMaxDim);
   m.top_k = small_int(t, "top_k", 1, 64);
-  if (m.top_k > m.experts) t.fail("top_k", fmt::format("must be <= model.experts ({}), got {}", m.experts, m.top_k));
+  // Blamed on the key the user changed with --set when only one was (--set model.experts=4 under a top-8 preset).
+  if (m.top_k > m.experts) {
+    if (is_override(*t.node("experts")) && !is_override(*t.node("top_k")))
+      t.fail("experts", fmt::format("must be >= model.top_k ({}), got {}", m.top_k, m.experts));
+    t.fail("top_k", fmt::format("must be <= model.experts ({}), got {}", m.experts, m.top_k));
+  }
   m.node_limit = static_cast<int>(t.integer_or("node_limit", 0, 0, 1 << 16));
   m.vocab = t.integer("vocab", 1, kMaxDim);
   t.finish();

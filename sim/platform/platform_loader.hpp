@@ -70,11 +70,16 @@ void check_ranks_fit(const PlatformShape& platform, int ranks, int ranks_per_nod
 
 // The flat build holds one route per ordered NPU pair (a Full zone), so its
 // memory grows as NPUs^2: measured on a2 with tiny-moe, 86 MB at 512 NPUs
-// and 782 MB at 2048, i.e. ~40 MB plus ~180 B per route.
+// and 782 MB at 2048, i.e. ~40 MB plus ~180 B per route. Each SimGrid link
+// (a cable is two) costs ~600 B more with its facts, on top of the topology
+// graph the build walks (topology/platform_size.hpp): a node of 1,024 NPUs
+// as a full mesh (1.05 million links) peaks at 1.14 GB.
 inline constexpr double kPlatformBaseBytes = 40e6;
 inline constexpr double kPlatformBytesPerRoute = 180;
+inline constexpr double kPlatformBytesPerLink = 600;
 double platform_memory_bytes(const topology::ClusterSpec& cluster);
-// Refuses, at node.count, a platform whose estimate alone is above the memory limit.
+// Refuses a platform whose estimate alone is above the memory limit, at
+// node.count (or node.npus when a node's own links dominate: a full mesh).
 void check_platform_memory(const topology::ClusterSpec& cluster);
 
 }  // namespace epsim::sim

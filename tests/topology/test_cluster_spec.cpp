@@ -97,7 +97,7 @@ TEST_CASE("[compute]: kernel efficiencies, default the plain roofline", "[spec]"
   CHECK(plain.dense_gemm.at(1) == 1);
   CHECK(plain.elementwise == 1);
   CHECK_THROWS_WITH(load_cluster_spec("h800", {"compute.dense_gemm=1.5"}),
-                    Catch::Contains("compute.dense_gemm: expected an efficiency in (0, 1], got 1.5"));
+                    Catch::Contains("compute.dense_gemm: expected an efficiency in [0.001, 1], got 1.5"));
   CHECK_THROWS_WITH(load_cluster_spec("h800", {"compute.gemm=0.5"}), Catch::Contains("compute.gemm: unknown key"));
 }
 
