@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/presets.hpp"
 #include "sim/report/report.hpp"
 #include "tools/command.hpp"
 #include "tools/option_checks.hpp"
@@ -44,7 +46,10 @@ struct SweepState {
   std::string csv;
   std::string emit_slurm;
   std::string slurm_partition;
+  std::string slurm_account;
   std::string slurm_time;
+  std::string slurm_mem;    // "" = from the points' memory estimates
+  std::string slurm_epsim;  // "" = this executable
   int slurm_max_parallel = 0;
   int jobs = 1;
   int point = -1;
@@ -55,6 +60,16 @@ std::string results_path(const SweepState& s) {
   if (!s.results.empty()) return s.results;
   fs::path spec(s.spec);
   return (spec.parent_path() / (spec.stem().string() + ".results.jsonl")).string();
+}
+
+constexpr double kMiB = 1048576.0;
+
+// Memory per array task: the largest point's estimate (platform and traffic
+// matrices, sim/run_memory.hpp) x 1.5 plus 256 MiB for the process and its
+// replay, rounded up to 256 MiB (the quick start's points peak at ~50 MB).
+long long slurm_mem_MiB(double max_bytes) {
+  const double MiB = 256 + 1.5 * max_bytes / kMiB;
+  return static_cast<long long>(std::ceil(MiB / 256) * 256);
 }
 
 std::string self_executable() {
@@ -187,14 +202,15 @@ std::set<std::string> finished_keys(const std::string& results) {
 // Checks every pending point before running any. A bad combination stops
 // the sweep before anything runs, at the spec line of its axis; with
 // `keep_going` it is reported, recorded as failed, and the others run.
+// `max_bytes` is the largest memory estimate of the runnable points.
 std::vector<int> check_points(const sweep::SweepSpec& spec, const std::vector<int>& pending,
-                              const std::string& results, bool keep_going, int& rejected) {
+                              const std::string& results, bool keep_going, int& rejected, double& max_bytes) {
   std::vector<int> runnable;
   std::optional<InputError> first_bad;
   for (int i : pending) {
     const sweep::Point& p = spec.points[i];
     try {
-      check_run_request(parse_run_request(p.run_arguments()));
+      max_bytes = std::max(max_bytes, check_run_request(parse_run_request(p.run_arguments())));
       runnable.push_back(i);
     } catch (const std::exception& e) {
       ++rejected;
@@ -235,7 +251,8 @@ int run_sweep(const SweepState& s) {
   }
   const int total = static_cast<int>(spec.points.size());
   int rejected = 0;
-  std::vector<int> runnable = check_points(spec, pending, results, s.keep_going, rejected);
+  double max_bytes = 0;
+  std::vector<int> runnable = check_points(spec, pending, results, s.keep_going, rejected, max_bytes);
   std::cerr << fmt::format("epsim sweep: {} points, {} finished earlier, {} to run; results in {}\n", total,
                            total - static_cast<int>(pending.size()), runnable.size(), results);
 
@@ -245,14 +262,22 @@ int run_sweep(const SweepState& s) {
       return rejected ? 1 : 0;
     }
     sweep::SlurmOptions o;
-    o.epsim = self_executable();
-    o.spec = fs::absolute(s.spec).string();
-    o.results = fs::absolute(results).string();
-    o.log_dir = fs::absolute(fs::path(results).parent_path()).string();
+    o.epsim = s.slurm_epsim.empty() ? self_executable() : fs::absolute(s.slurm_epsim).string();
+    // The presets the points were checked with; another epsim's are in its installed layout.
+    o.data_dir = s.slurm_epsim.empty()
+                     ? fs::absolute(data_dir()).lexically_normal().string()
+                     : (fs::path(o.epsim).parent_path().parent_path() / "share" / "epsim").lexically_normal().string();
+    o.spec = fs::absolute(s.spec).lexically_normal().string();
+    o.results = fs::absolute(results).lexically_normal().string();
+    o.log_dir = fs::path(o.results).parent_path().string();  // absolute first: a bare file name has no parent
+    o.workdir = fs::current_path().string();  // the spec's relative platform and workload paths were checked here
     o.job_name = "epsim-" + fs::path(s.spec).stem().string();
     o.max_parallel = s.slurm_max_parallel;
     o.partition = s.slurm_partition;
+    o.account = s.slurm_account;
     o.time_limit = s.slurm_time;
+    o.mem_MiB = s.slurm_mem.empty() ? slurm_mem_MiB(max_bytes)
+                                    : static_cast<long long>(std::ceil(parse_size(s.slurm_mem) / kMiB));
     OutputFile out("--emit-slurm", s.emit_slurm);
     out.stream() << sweep::slurm_array_script(runnable, o);
     out.close();
@@ -319,7 +344,14 @@ Command add_sweep_command(CLI::App& epsim) {
   cmd->add_option("--slurm-max-parallel", state->slurm_max_parallel, "limit of array tasks running at once (%N)")
       ->check(integer_at_least(1));
   cmd->add_option("--slurm-partition", state->slurm_partition, "partition for the job array");
+  cmd->add_option("--slurm-account", state->slurm_account, "account the job array is charged to");
   cmd->add_option("--slurm-time", state->slurm_time, "time limit per array task, e.g. 01:00:00");
+  cmd->add_option("--slurm-mem", state->slurm_mem,
+                  "memory per array task, e.g. 4GiB (default: the largest point's estimate x 1.5 + 256 MiB)")
+      ->check(size_in(Physical::kMemoryBytes));
+  cmd->add_option("--slurm-epsim", state->slurm_epsim,
+                  "the epsim the array tasks run, e.g. an installed PREFIX/bin/epsim (default: this one; its presets: "
+                  "PREFIX/share/epsim)");
   cmd->add_flag("-q,--quiet", state->quiet, "no progress lines");
   cmd->add_flag("--keep-going", state->keep_going,
                 "run the good points when some fail their checks (recorded as failed) instead of refusing the sweep");

@@ -216,6 +216,9 @@ RunOutcome run_request(const RunRequest& r) {
   return out;
 }
 
-void check_run_request(const RunRequest& r) { check_job(r, split_overrides(r), replay_options(r)); }
+double check_run_request(const RunRequest& r) {
+  const CheckedJob job = check_job(r, split_overrides(r), replay_options(r));
+  return sim::estimate_run_memory(job.platform, job.workload).total_bytes();
+}
 
 }  // namespace epsim::tools

@@ -65,6 +65,7 @@ RunOutcome run_request(const RunRequest& request);
 // Loads and checks both inputs and that the ranks fit the platform, without
 // sampling or simulating: the platform gets run_request's verdict
 // (sim::check_platform; a SimGrid XML is checked in a child process).
-void check_run_request(const RunRequest& request);
+// Returns the run's memory estimate in bytes (sim/run_memory.hpp).
+double check_run_request(const RunRequest& request);
 
 }  // namespace epsim::tools
