@@ -191,6 +191,7 @@ static sim::Scenario describe(const RunRequest& r, const workloads::WorkloadSpec
   s.model_flops_per_token = flops.per_token();
   s.active_params = flops.active_params;
   s.mfu_dtype = w.precision.gemm;
+  s.routing = workloads::routing_placement(w);
   return s;
 }
 

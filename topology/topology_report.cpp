@@ -37,11 +37,16 @@ TopologyReport make_report(const TopologyGraph& topo) {
 
 namespace {
 
-// "bf16 376.0 TFLOP/s, int8 752.0 TOP/s (fp8 kernels run at it), fp32 376.0 TFLOP/s (the bf16 peak)".
+// "bf16 376.0 TFLOP/s, int8 752.0 TOP/s, no fp8 (...), fp32 376.0 TFLOP/s (the bf16 peak)". An NPU
+// without FP8 never runs FP8 GEMMs at its INT8 peak: the replay refuses them
+// unless the workload names a fallback (sim/replay/compute_precision.hpp).
 std::string npu_rates(const NpuSpec& npu) {
   std::string out = fmt::format("bf16 {:.1f} TFLOP/s, ", npu.flops_bf16 / 1e12);
   if (npu.flops_fp8 > 0) out += fmt::format("fp8 {:.1f} TFLOP/s, ", npu.flops_fp8 / 1e12);
-  else out += fmt::format("int8 {:.1f} TOP/s (fp8 kernels run at it), ", npu.flops_int8 / 1e12);
+  else
+    out += fmt::format("int8 {:.1f} TOP/s, no fp8 (fp8 GEMMs run at the peak of the workload's "
+                       "precision.gemm_fallback, e.g. bf16), ",
+                       npu.flops_int8 / 1e12);
   return out + fmt::format("fp32 {:.1f} TFLOP/s (the bf16 peak)", npu.flops_bf16 / 1e12);
 }
 

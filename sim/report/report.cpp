@@ -51,6 +51,12 @@ double overlap(const Spans& a, const Spans& b) {
   return total;
 }
 
+// Time of `spans` outside `merged` (a merged, sorted union).
+double outside(const Spans& spans, const Spans& merged) {
+  const Spans a = merge(spans);
+  return length(a) - overlap(a, merged);
+}
+
 bool above(double sim_s, double bound_s) { return sim_s > bound_s * (1 + 1e-9) + 1e-15; }
 
 }  // namespace
@@ -222,13 +228,21 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   std::vector<double> layer_rank_s(static_cast<std::size_t>(layers) * ranks, 0.0);  // [layer * ranks + rank]
   // Waits of a rank's concurrent collectives (several streams) overlap: the
   // union of their spans, so the figure is wall time, at most the step.
-  std::vector<Spans> waits(ranks);
+  // The waits at dispatch/combine (a slower peer of the EP group: load
+  // skew) and at pipeline p2p (the neighbouring stage) are also kept apart.
+  std::vector<Spans> waits(ranks), ep_waits(ranks), p2p_waits(ranks);
   for (const Interval& iv : timeline.intervals) {
     const workloads::Task& t = graph.tasks[iv.task];
     kind_present[static_cast<int>(t.kind)] = true;
     if (t.is_collective()) {
       comm[iv.rank].emplace_back(iv.start_s, iv.end_s);
-      if (iv.start_s > iv.ready_s) waits[iv.rank].emplace_back(iv.ready_s, iv.start_s);
+      if (iv.start_s > iv.ready_s) {
+        waits[iv.rank].emplace_back(iv.ready_s, iv.start_s);
+        if (t.kind == TaskKind::kDispatch || t.kind == TaskKind::kCombine)
+          ep_waits[iv.rank].emplace_back(iv.ready_s, iv.start_s);
+        else if (t.kind == TaskKind::kPipelineP2p)
+          p2p_waits[iv.rank].emplace_back(iv.ready_s, iv.start_s);
+      }
     } else {
       const double busy_s = iv.end_s - iv.start_s;
       compute[iv.rank].emplace_back(iv.start_s, iv.end_s);
@@ -274,12 +288,28 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
     rep.exposed_comm_max_s = std::max(rep.exposed_comm_max_s, comm_s - hidden_s);
     Spans both = c;
     both.insert(both.end(), k.begin(), k.end());
-    const double idle_s = std::max(0.0, timeline.step_s - length(merge(std::move(both))));
+    both = merge(std::move(both));
+    const double idle_s = std::max(0.0, timeline.step_s - length(both));
     rep.idle_mean_s += idle_s / ranks;
     if (idle_s > rep.idle_max_s) {
       rep.idle_max_s = idle_s;
       rep.idle_max_rank = r;
     }
+    // Idle time by cause: waiting at an EP all-to-all for a slower peer
+    // (load skew), then, of the rest, waiting for the neighbouring pipeline
+    // stage and, with stages, before the rank's first and after its last
+    // task (the pipeline's fill and drain).
+    const double skew_s = outside(ep_waits[r], both);
+    Spans pipeline = p2p_waits[r];
+    if (graph.stages > 1 && !both.empty()) {
+      pipeline.emplace_back(0.0, both.front().first);
+      pipeline.emplace_back(both.back().second, timeline.step_s);
+    }
+    Spans busy_or_skew = both;
+    busy_or_skew.insert(busy_or_skew.end(), ep_waits[r].begin(), ep_waits[r].end());
+    const double pipeline_s = outside(pipeline, merge(std::move(busy_or_skew)));
+    rep.idle_skew_mean_s += skew_s / ranks;
+    rep.idle_pipeline_mean_s += pipeline_s / ranks;
   }
   rep.exposed_comm_mean_s = exposed_total / ranks;
   rep.comm_mean_s = comm_total / ranks;

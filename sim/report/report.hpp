@@ -102,6 +102,13 @@ struct Report {
   double idle_mean_s = 0;
   double idle_max_s = 0;
   int idle_max_rank = 0;
+  // Of the idle time, mean per rank: waiting at dispatch/combine for a
+  // slower peer of the EP group (load skew: hot experts), and waiting for
+  // the neighbouring pipeline stage or, with stages, before the rank's
+  // first and after its last task (fill and drain: the bubble). The rest
+  // is other dependencies.
+  double idle_skew_mean_s = 0;
+  double idle_pipeline_mean_s = 0;
 
   int straggler_rank = 0;          // largest compute busy time over the step (lowest rank on ties)
   double straggler_compute_s = 0;

@@ -97,6 +97,52 @@ std::string fallback_text(const DtypeFallback& f) {
                      to_string(f.wanted), to_string(f.used), f.host, to_string(f.wanted), to_string(f.used));
 }
 
+// "zipf s=1.0, placement first (routing.hot_placement: ...)" and the
+// hottest experts with where they sit.
+std::string routing_text(const workloads::RoutingPlacement& p) {
+  std::string out = fmt::format("  routing    {}{}", p.kind, p.params.empty() ? "" : " " + p.params);
+  if (p.kind == "uniform") return out + ": every expert alike, no hot experts\n";
+  if (!p.placement.empty())
+    out += fmt::format(", placement {} (routing.hot_placement: {})", p.placement, p.meaning);
+  out += "\n  hottest    experts ";
+  bool one_rank = true;
+  for (std::size_t i = 0; i < p.hottest.size(); ++i) {
+    const workloads::HotExpert& h = p.hottest[i];
+    one_rank = one_rank && h.ep_rank == p.hottest.front().ep_rank;
+    out += fmt::format("{}{} ({:.1f} %)", i == 0 ? "" : ", ", h.expert, 100 * h.weight);
+  }
+  out += " of the pick weight, ";
+  if (one_rank) {
+    out += fmt::format("all on EP rank {} (node {})", p.hottest.front().ep_rank, p.hottest.front().node);
+  } else {
+    out += "on EP ranks ";
+    for (std::size_t i = 0; i < p.hottest.size(); ++i)
+      out += fmt::format("{}{} (node {})", i == 0 ? "" : ", ", p.hottest[i].ep_rank, p.hottest[i].node);
+  }
+  out += fmt::format("{}; EP rank {} holds {:.1f} %, x{:.2f} the balanced {:.1f} %{}\n",
+                     p.moves_per_layer ? ", in the first MoE layer (the placement moves from layer to layer)"
+                                       : p.kind == "trace" ? ", in the first MoE layer" : ", in every MoE layer",
+                     p.hottest_rank, 100 * p.hottest_rank_weight, p.hottest_rank_weight / p.balanced_rank_weight,
+                     100 * p.balanced_rank_weight,
+                     p.placement == "first" ? " (routing.hot_placement = \"spread\" puts one per rank)" : "");
+  return out;
+}
+
+nlohmann::ordered_json routing_json(const workloads::RoutingPlacement& p) {
+  nlohmann::ordered_json hottest = nlohmann::ordered_json::array();
+  for (const workloads::HotExpert& h : p.hottest)
+    hottest.push_back({{"expert", h.expert}, {"weight", h.weight}, {"ep_rank", h.ep_rank}, {"node", h.node}});
+  return {{"kind", p.kind},
+          {"params", p.params},
+          {"placement", p.placement},
+          {"placement_meaning", p.meaning},
+          {"moves_per_layer", p.moves_per_layer},
+          {"hottest", hottest},
+          {"hottest_rank", p.hottest_rank},
+          {"hottest_rank_weight", p.hottest_rank_weight},
+          {"balanced_rank_weight", p.balanced_rank_weight}};
+}
+
 std::string platform_text(const Report& r) {
   const Scenario& s = r.scenario;
   std::string extra = s.platform_name;
@@ -131,6 +177,7 @@ nlohmann::ordered_json report_json(const Report& r) {
                    {"nodes", r.nodes_used},
                    {"seed", sc.seed},
                    {"overrides", sc.overrides}};
+  if (sc.routing) j["scenario"]["routing"] = routing_json(*sc.routing);
   j["ranks"] = r.ranks;
   j["tasks"] = r.tasks;
   j["schedule"] = r.schedule;
@@ -182,7 +229,10 @@ nlohmann::ordered_json report_json(const Report& r) {
                         {"peer_wait_mean_s", r.peer_wait_mean_s},
                         {"idle_mean_s", r.idle_mean_s},
                         {"idle_max_s", r.idle_max_s},
-                        {"idle_max_rank", r.idle_max_rank}};
+                        {"idle_max_rank", r.idle_max_rank},
+                        {"idle_skew_mean_s", r.idle_skew_mean_s},
+                        {"idle_pipeline_mean_s", r.idle_pipeline_mean_s},
+                        {"idle_other_mean_s", std::max(0.0, r.idle_mean_s - r.idle_skew_mean_s - r.idle_pipeline_mean_s)}};
   if (const auto bubble = closed_form_bubble(sc)) j["pipeline"] = {{"bubble_closed_form", bubble->share},
                                                                   {"bubble_formula", bubble->formula}};
   j["straggler"] = {{"rank", r.straggler_rank},
@@ -251,6 +301,7 @@ std::string format_table(const Report& r) {
                        sc.pp > 1 ? fmt::format(", pipeline schedule {} ({} chunk{} per stage)", sc.pipeline_schedule,
                                                stage_chunks(sc), stage_chunks(sc) == 1 ? "" : "s")
                                  : std::string());
+  if (sc.routing) out += routing_text(*sc.routing);
   if (!sc.overrides.empty()) {
     out += "  overrides ";
     for (const std::string& o : sc.overrides) out += " --set " + o;
@@ -308,10 +359,19 @@ std::string format_table(const Report& r) {
   out += fmt::format("  waiting for peers       {} mean per rank (inside a collective, before its last participant "
                      "entered)\n",
                      time_text(r.peer_wait_mean_s));
+  const double step_s = std::max(r.step.sim_s, 1e-300);
   out += fmt::format("  idle per rank           {} mean ({:.1f} % of the step), {} max on rank {} (neither compute nor "
-                     "communication runs{})\n",
-                     time_text(r.idle_mean_s), 100 * r.idle_mean_s / std::max(r.step.sim_s, 1e-300),
-                     time_text(r.idle_max_s), r.idle_max_rank, sc.pp > 1 ? ": the pipeline bubble and waits" : "");
+                     "communication runs), of which:\n",
+                     time_text(r.idle_mean_s), 100 * r.idle_mean_s / step_s, time_text(r.idle_max_s), r.idle_max_rank);
+  out += fmt::format("    load skew             {} mean ({:.1f} % of the step): waiting at dispatch/combine for a "
+                     "slower rank of the EP group (hot experts)\n",
+                     time_text(r.idle_skew_mean_s), 100 * r.idle_skew_mean_s / step_s);
+  out += fmt::format("    pipeline              {} mean ({:.1f} % of the step): waiting for the neighbouring stage, "
+                     "and before the first and after the last task with stages (the bubble)\n",
+                     time_text(r.idle_pipeline_mean_s), 100 * r.idle_pipeline_mean_s / step_s);
+  const double other_s = std::max(0.0, r.idle_mean_s - r.idle_skew_mean_s - r.idle_pipeline_mean_s);
+  out += fmt::format("    other                 {} mean ({:.1f} % of the step): other dependencies and collectives\n",
+                     time_text(other_s), 100 * other_s / step_s);
   if (const auto bubble = closed_form_bubble(sc))
     out += fmt::format("  bubble closed form      {} = {:.1f} % of the step, for identical passes and free transfers\n",
                        bubble->formula, 100 * bubble->share);

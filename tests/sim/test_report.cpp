@@ -3,6 +3,7 @@
 // parts that sum to it, phase rows show the hot rank's max beside the mean,
 // the layer straggler follows hot experts that move per layer, and link
 // counters never exceed 100 % and are picked by utilisation.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -215,6 +216,36 @@ TEST_CASE("phase rows show the hot rank's max beside the mean and name it") {
   const std::string json = format_json(s.report);
   CHECK(json.find("\"sim_max_s\"") != std::string::npos);
   CHECK(json.find("\"max_rank\": 5") != std::string::npos);
+}
+
+TEST_CASE("idle time waiting at the all-to-alls for the hot rank is reported as load skew, apart from the bubble") {
+  // Serial schedule, one hot rank: after each dispatch every rank runs its
+  // experts, and the combine starts when the hot rank's are done; each
+  // other rank waits the difference, idle. Summed over the expert GEMMs.
+  const workloads::TaskGraph graph = moe_graph(sixteen_ranks(5, 0.5));
+  ReplayOptions serial;
+  serial.schedule = Schedule::kSerial;
+  Simulation s = simulate(platform_path("four_nodes"), graph, serial);
+  std::map<int, std::vector<double>> busy;  // expert GEMM task -> busy time per rank
+  for (const Interval& iv : s.timeline.intervals) {
+    if (graph.tasks[iv.task].kind != workloads::TaskKind::kExpertGemm) continue;
+    std::vector<double>& b = busy[iv.task];
+    b.resize(static_cast<std::size_t>(graph.ranks), 0.0);
+    b[static_cast<std::size_t>(iv.rank)] += iv.end_s - iv.start_s;
+  }
+  double expected = 0;
+  for (const auto& [task, b] : busy) {
+    const double max_s = *std::max_element(b.begin(), b.end());
+    for (double x : b) expected += (max_s - x) / graph.ranks;
+  }
+  const Report& r = s.report;
+  REQUIRE(expected > 0);
+  CHECK(r.idle_skew_mean_s == Approx(expected).epsilon(1e-9));
+  CHECK(r.idle_pipeline_mean_s == 0);  // one stage, no pipeline
+  CHECK(r.idle_skew_mean_s <= r.idle_mean_s * (1 + 1e-12));
+  const std::string table = format_table(r);
+  CHECK(table.find("    load skew ") != std::string::npos);
+  CHECK(format_json(r).find("\"idle_skew_mean_s\"") != std::string::npos);
 }
 
 TEST_CASE("the layer straggler follows hot experts that move from layer to layer") {

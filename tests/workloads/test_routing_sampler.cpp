@@ -11,6 +11,7 @@
 #include "core/moe_formulas.hpp"
 #include "workloads/expert_weights.hpp"
 #include "workloads/node_patterns.hpp"
+#include "workloads/routing_placement.hpp"
 #include "workloads/routing_sampler.hpp"
 #include "workloads/routing_summary.hpp"
 #include "workloads/task_graph_builder.hpp"
@@ -543,4 +544,48 @@ TEST_CASE("uniform node-limited draws are pinned to the stream they were tuned o
     }
     CHECK(h == c.digest);
   }
+}
+
+TEST_CASE("routing_placement names the placement and where the hottest experts sit", "[placement]") {
+  // 8 experts on 4 ranks (2 each, 2 ranks per node), zipf s=1: weights 1/i over H(8).
+  WorkloadSpec w;
+  w.model.experts = 8;
+  w.model.top_k = 2;
+  w.parallel.ep = 4;
+  w.parallel.dp = 4;
+  w.parallel.ranks_per_node = 2;
+  w.routing.kind = RoutingKind::kZipf;
+  w.routing.zipf_s = 1.0;
+  const double h8 = 1 + 1 / 2. + 1 / 3. + 1 / 4. + 1 / 5. + 1 / 6. + 1 / 7. + 1 / 8.;
+  // "first": slot i on expert i, so experts 0 and 1 share rank 0.
+  RoutingPlacement p = routing_placement(w);
+  CHECK(p.kind == "zipf");
+  CHECK(p.params == "s=1");
+  CHECK(p.placement == "first");
+  REQUIRE(p.hottest.size() == 4);
+  CHECK(p.hottest[0].expert == 0);
+  CHECK(p.hottest[0].weight == Approx(1 / h8));
+  CHECK(p.hottest[1].ep_rank == 0);
+  CHECK(p.hottest[2].expert == 2);
+  CHECK(p.hottest[2].ep_rank == 1);
+  CHECK(p.hottest[2].node == 0);
+  CHECK(p.hottest_rank == 0);
+  CHECK(p.hottest_rank_weight == Approx(1.5 / h8));
+  CHECK(p.balanced_rank_weight == 0.25);
+  // "spread": slot i on rank i mod 4, so the 4 hottest sit on ranks 0..3 (experts 0, 2, 4, 6).
+  w.routing.hot_placement = HotPlacement::kSpread;
+  p = routing_placement(w);
+  CHECK(p.placement == "spread");
+  for (int i = 0; i < 4; ++i) {
+    CHECK(p.hottest[static_cast<std::size_t>(i)].expert == 2 * i);
+    CHECK(p.hottest[static_cast<std::size_t>(i)].ep_rank == i);
+  }
+  CHECK(p.hottest[3].node == 1);
+  CHECK(p.hottest_rank_weight == Approx((1 + 1 / 5.) / h8));  // rank 0: slots 0 and 4
+  // Uniform: no hot experts, every rank at its balanced share.
+  w.routing.kind = RoutingKind::kUniform;
+  p = routing_placement(w);
+  CHECK(p.hottest.empty());
+  CHECK(p.placement.empty());
+  CHECK(p.hottest_rank_weight == Approx(0.25));
 }
