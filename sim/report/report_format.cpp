@@ -222,6 +222,10 @@ nlohmann::ordered_json report_json(const Report& r) {
   j["collective_bytes_rule"] = rule;
   j["phases"] = nlohmann::ordered_json::array();
   for (const ReportRow& p : r.phases) j["phases"].push_back(row_json(p));
+  // Every task kind's label, in one order, so that plots colour phases alike everywhere (tools/plot_timeline.py).
+  j["task_kinds"] = nlohmann::ordered_json::array();
+  for (int k = 0; k < kTaskKinds; ++k)
+    j["task_kinds"].push_back(workloads::task_kind_label(static_cast<workloads::TaskKind>(k)));
   j["communication"] = {{"busy_mean_s", r.comm_mean_s},
                         {"exposed_mean_s", r.exposed_comm_mean_s},
                         {"exposed_max_s", r.exposed_comm_max_s},

@@ -184,7 +184,7 @@ PY
     "$epsim" run --platform a2 --workload deepseek-v3 --ep 8 --set model.layers=5 --set platform.node.count=1 \
       --trace "$work/trace.json" > /dev/null 2>&1
     /usr/bin/python3 "$root/tools/plot_sweep.py" "$work/spec.results.jsonl" --trace "$work/trace.json" > /dev/null
-    for name in step_time ratio phases timeline; do
+    for name in step_time ratio phases throughput timeline; do
       for ext in png svg; do
         [ -s "$work/$name.$ext" ] || fail "$name.$ext not written"
       done
