@@ -90,7 +90,7 @@ Simulation simulate(PlatformShape checked, const workloads::TaskGraph& graph, co
   if (out.report.scenario.platform.empty()) out.report.scenario.platform = open.shape.source;
   if (open.shape.cluster) {
     out.report.scenario.platform_name = open.shape.cluster->name;
-    out.report.scenario.npu_model = open.shape.cluster->npu.model;
+    out.report.scenario.npu_model = topology::npu_description(open.shape.cluster->npu);
   }
   out.report.fallbacks = std::move(fallbacks);
   if (memory) {

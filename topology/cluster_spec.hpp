@@ -24,7 +24,16 @@ struct NpuSpec {
   // s, >= 0: a dispatch/combine kernel's fixed cost per peer and phase
   // (count exchange, notify, per-peer handshakes; docs/simulator.md).
   double comm_peer_cost_s = 0;
+  // A package of `dies` dies (a 910C has 2). The file gives every figure per
+  // package; with rank_per_die (npu.rank = "die") a rank is one die and the
+  // reader divides the package's figures by `dies` (FLOP rates, HBM,
+  // its port or NIC) and multiplies node.npus by it.
+  int dies = 1;
+  bool rank_per_die = false;
 };
+
+// "Ascend 910C" or "Ascend 910C, a rank per die (2 per package)": what a rank is, for reports.
+std::string npu_description(const NpuSpec& npu);
 
 // comm_compute_share must stay below this (a communication kernel holding
 // all of an NPU would starve its compute): the TOML reader and the platform

@@ -54,7 +54,8 @@ std::string npu_rates(const NpuSpec& npu) {
 
 std::string format_report(const TopologyReport& r) {
   std::string out = fmt::format("platform {} ({})\n", r.name, r.source);
-  out += fmt::format("  NPU {}: {}\n", r.npu.model.empty() ? "(no model given)" : r.npu.model, npu_rates(r.npu));
+  out += fmt::format("  NPU {}: {}\n", r.npu.model.empty() ? "(no model given)" : npu_description(r.npu),
+                     npu_rates(r.npu));
   out += fmt::format("  HBM {:.1f} GB/s, {:.1f} GB per NPU; communication kernels hold {:g} % of compute\n",
                      r.npu.hbm_bandwidth_Bps / 1e9, r.npu.hbm_capacity_bytes / 1e9, 100 * r.npu.comm_compute_share);
   out += fmt::format("  {} NPUs in {} nodes, {} switch{}, {} links, {}\n", r.npus, r.nodes, r.switches,
