@@ -84,6 +84,7 @@ Simulation simulate(PlatformShape checked, const workloads::TaskGraph& graph, co
                         routing ? fill_routed : TaskGate{});
   if (routing)  // every task has run, so every job is in; a graph may still list one no task reads
     for (const workloads::Task& t : graph.tasks) fill_routed(t.id);
+  calibrated.dropped_picks = graph.dropped_picks;  // counted as the routing arrived
   out.bounds = step_bounds(loaded.facts, out.placement, calibrated, out.options, &plan_bounds);
   out.report = build_report(out.timeline, out.bounds, loaded.facts, out.placement, calibrated, out.options);
   out.report.scenario = scenario;

@@ -52,6 +52,10 @@ RoutingPlacement routing_placement(const WorkloadSpec& w) {
   RoutingPlacement p;
   p.kind = kind_name(r.kind);
   p.balanced_rank_weight = 1.0 / w.parallel.ep;
+  p.redundant_experts = r.redundant_experts;
+  p.redundant_per_rank = r.redundant_experts / w.parallel.ep;
+  p.capacity_factor = r.capacity_factor;
+  p.capacity = expert_capacity(w);
   if (r.kind == RoutingKind::kZipf) p.params = fmt::format("s={:g}", r.zipf_s);
   if (r.kind == RoutingKind::kHot) p.params = fmt::format("share {:g} of {} experts", r.hot_share, r.hot_experts);
   if (r.kind == RoutingKind::kTrace) p.params = r.trace.path;

@@ -28,6 +28,11 @@ struct RoutingPlacement {
   int hottest_rank = 0;            // the EP rank with the most pick weight in that layer
   double hottest_rank_weight = 0;  // its share of the layer's pick weight
   double balanced_rank_weight = 0;  // 1 / ep
+  // Mitigations (routing.redundant_experts, routing.capacity_factor; 0: none).
+  int redundant_experts = 0;
+  int redundant_per_rank = 0;
+  double capacity_factor = 0;
+  std::int64_t capacity = 0;  // tokens per (source rank, expert): expert_capacity()
 };
 
 // The placement of `w`'s routing in its first MoE layer. Deterministic.

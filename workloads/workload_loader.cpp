@@ -269,8 +269,28 @@ RoutingSpec read_routing(std::optional<TableReader> t, const ModelSpec& model, c
   }
   r.layer_jitter = t->number_or("layer_jitter", 0.0, 0.0, 0.99);
   r.seed = static_cast<std::uint64_t>(t->integer_or("seed", 1, 0));
+  // Mitigations: ranges here, the layout's conditions in check_mitigations.
+  r.redundant_experts = static_cast<int>(t->integer_or("redundant_experts", 0, 0, model.experts));
+  r.capacity_factor = t->number_or("capacity_factor", 0.0, 0.01, 100.0);
   t->finish();
   return r;
+}
+
+// Redundant experts fill the same number of extra slots on every rank, and
+// a replica reached through another node than its expert's would change
+// which nodes a node-limited token meets: not modelled, refused.
+void check_mitigations(TableReader routing, const WorkloadSpec& w) {
+  const int redundant = w.routing.redundant_experts;
+  if (redundant == 0) return;
+  if (redundant % w.parallel.ep != 0)
+    routing.fail("redundant_experts", fmt::format("must be a multiple of parallel.ep ({}): every rank holds "
+                                                  "redundant_experts / ep extra slots, got {}",
+                                                  w.parallel.ep, redundant));
+  if (w.model.node_limit > 0 && w.model.node_limit < w.parallel.nodes_per_replica())
+    routing.fail("redundant_experts",
+                 fmt::format("with a binding model.node_limit ({} of {} nodes) replicas are not modelled yet: a "
+                             "replica on another node changes the nodes a token meets",
+                             w.model.node_limit, w.parallel.nodes_per_replica()));
 }
 
 }  // namespace
@@ -300,6 +320,7 @@ WorkloadSpec read_workload(const toml::table& root, const std::string& source, c
 
   std::optional<TableReader> routing = top.optional_table("routing");
   w.routing = read_routing(routing, w.model, base_dir);
+  if (routing) check_mitigations(*routing, w);
   top.finish();
 
   for (int l = 0; l < w.model.moe_layers(); ++l) {

@@ -209,6 +209,8 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   rep.all_reduce = to_string(resolved.all_reduce);
   rep.ranks = graph.ranks;
   rep.tasks = static_cast<int>(graph.tasks.size());
+  rep.routed_picks = graph.routed_picks;
+  rep.dropped_picks = graph.dropped_picks;
   rep.activities = timeline.activities;
   rep.platform_nodes = platform.nodes;
   const int ranks = graph.ranks;

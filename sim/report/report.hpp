@@ -123,6 +123,9 @@ struct Report {
   double layer_mean_compute_s = 0;
 
   std::vector<LinkRow> busiest_links;  // by utilisation, descending; ties by name
+  // The graph's (token, expert) picks and those its routing's capacity dropped.
+  std::int64_t routed_picks = 0;
+  std::int64_t dropped_picks = 0;
 };
 
 Report build_report(const Timeline& timeline, const StepBounds& bounds, const PlatformFacts& platform,

@@ -128,6 +128,23 @@ std::string routing_text(const workloads::RoutingPlacement& p) {
   return out;
 }
 
+// The mitigations line, when the routing has any: redundant experts and the capacity's drops.
+std::string mitigation_text(const workloads::RoutingPlacement& p, const Report& r) {
+  if (p.redundant_experts == 0 && p.capacity == 0) return "";
+  std::string out = "  mitigate  ";
+  if (p.redundant_experts > 0)
+    out += fmt::format(" {} redundant experts ({} extra slot{} per rank holding replicas of the hottest experts, "
+                       "their picks split over the replicas; routing.redundant_experts){}",
+                       p.redundant_experts, p.redundant_per_rank, p.redundant_per_rank == 1 ? "" : "s",
+                       p.capacity > 0 ? ";" : "");
+  if (p.capacity > 0)
+    out += fmt::format(" capacity factor {:g}: at most {} tokens per (source rank, expert); {} of {} (token, expert) "
+                       "picks dropped ({:.3f} %), neither sent nor computed",
+                       p.capacity_factor, p.capacity, r.dropped_picks, r.routed_picks,
+                       r.routed_picks > 0 ? 100.0 * static_cast<double>(r.dropped_picks) / r.routed_picks : 0.0);
+  return out + "\n";
+}
+
 nlohmann::ordered_json routing_json(const workloads::RoutingPlacement& p) {
   nlohmann::ordered_json hottest = nlohmann::ordered_json::array();
   for (const workloads::HotExpert& h : p.hottest)
@@ -140,7 +157,10 @@ nlohmann::ordered_json routing_json(const workloads::RoutingPlacement& p) {
           {"hottest", hottest},
           {"hottest_rank", p.hottest_rank},
           {"hottest_rank_weight", p.hottest_rank_weight},
-          {"balanced_rank_weight", p.balanced_rank_weight}};
+          {"balanced_rank_weight", p.balanced_rank_weight},
+          {"redundant_experts", p.redundant_experts},
+          {"capacity_factor", p.capacity_factor},
+          {"capacity_tokens", p.capacity}};
 }
 
 std::string platform_text(const Report& r) {
@@ -178,6 +198,8 @@ nlohmann::ordered_json report_json(const Report& r) {
                    {"seed", sc.seed},
                    {"overrides", sc.overrides}};
   if (sc.routing) j["scenario"]["routing"] = routing_json(*sc.routing);
+  j["routed_picks"] = r.routed_picks;
+  j["dropped_picks"] = r.dropped_picks;
   j["ranks"] = r.ranks;
   j["tasks"] = r.tasks;
   j["schedule"] = r.schedule;
@@ -305,7 +327,7 @@ std::string format_table(const Report& r) {
                        sc.pp > 1 ? fmt::format(", pipeline schedule {} ({} chunk{} per stage)", sc.pipeline_schedule,
                                                stage_chunks(sc), stage_chunks(sc) == 1 ? "" : "s")
                                  : std::string());
-  if (sc.routing) out += routing_text(*sc.routing);
+  if (sc.routing) out += routing_text(*sc.routing) + mitigation_text(*sc.routing, r);
   if (!sc.overrides.empty()) {
     out += "  overrides ";
     for (const std::string& o : sc.overrides) out += " --set " + o;

@@ -9,10 +9,12 @@
 #include <catch2/catch.hpp>
 
 #include "core/moe_formulas.hpp"
+#include "workloads/expert_replicas.hpp"
 #include "workloads/expert_weights.hpp"
 #include "workloads/node_patterns.hpp"
 #include "workloads/routing_placement.hpp"
 #include "workloads/routing_sampler.hpp"
+#include "workloads/routing_stream.hpp"
 #include "workloads/routing_summary.hpp"
 #include "workloads/task_graph_builder.hpp"
 #include "workload_text.hpp"
@@ -588,4 +590,84 @@ TEST_CASE("routing_placement names the placement and where the hottest experts s
   CHECK(p.hottest.empty());
   CHECK(p.placement.empty());
   CHECK(p.hottest_rank_weight == Approx(0.25));
+}
+
+TEST_CASE("plan_replicas: extra slots go to the most weight per replica, on the least loaded rank", "[mitigation]") {
+  // 4 experts on 2 ranks, 1 extra slot each. Expert 0 (0.6) gets a replica on
+  // rank 1; then expert 2 (0.15, tied with 3: the lower id) takes rank 0's slot
+  // (expert 0 is on both ranks, expert 1's rank 0 holds it and rank 1 is full).
+  const ExpertReplicas plan = plan_replicas({0.6, 0.1, 0.15, 0.15}, 2, 2);
+  CHECK(plan.slots_per_rank == 3);
+  CHECK(plan.replicas[0] == std::vector<int>{0, 5});
+  CHECK(plan.replicas[1] == std::vector<int>{1});
+  CHECK(plan.replicas[2] == std::vector<int>{3, 2});
+  CHECK(plan.replicas[3] == std::vector<int>{4});
+  CHECK(plan.expert_of_slot == std::vector<int>{0, 1, 2, 2, 3, 0});
+}
+
+namespace {
+
+// One MoE layer of `experts` experts, top-k, over `ep` ranks of `tokens` tokens each.
+WorkloadSpec one_layer(int experts, int k, int ep, int tokens) {
+  WorkloadSpec w;
+  w.model.layers = 1;
+  w.model.experts = experts;
+  w.model.top_k = k;
+  w.parallel.ep = ep;
+  w.parallel.dp = ep;
+  w.parallel.ranks_per_node = ep;
+  w.parallel.tokens_per_micro_batch = tokens;
+  w.parallel.sequence_length = tokens;
+  w.routing.seed = 3;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("a replicated hot expert's picks split over its replicas: its rank's load of it halves", "[mitigation]") {
+  WorkloadSpec w = one_layer(4, 1, 2, 10000);
+  w.routing.kind = RoutingKind::kHot;
+  w.routing.hot_experts = 1;
+  w.routing.hot_share = 0.7;
+  const LayerRouting plain = sample_routing(w).layers.front();
+  w.routing.redundant_experts = 2;
+  const LayerRouting split = sample_routing(w).layers.front();
+  // Slots: rank 0 holds experts 0, 1 and a replica; rank 1 experts 2, 3 and expert 0's replica (slot 5).
+  REQUIRE(split.expert_tokens.size() == 6);
+  const std::int32_t hot = plain.expert_tokens[0];
+  CHECK(hot > 5000);
+  // The same draws (same seed), each source alternating its picks of expert 0 over the two replicas.
+  CHECK(split.expert_tokens[0] + split.expert_tokens[5] == hot);
+  CHECK(std::abs(split.expert_tokens[0] - split.expert_tokens[5]) <= 2);  // at most one per source
+  // The other experts keep their picks.
+  CHECK(split.expert_tokens[1] == plain.expert_tokens[1]);
+  CHECK(split.expert_tokens[3] + split.expert_tokens[2] == plain.expert_tokens[2]);  // 2 replicated on rank 0's slot
+  CHECK(split.expert_tokens[4] == plain.expert_tokens[3]);
+  CHECK(split.dropped_picks == 0);
+}
+
+TEST_CASE("a capacity caps every source's tokens per expert; the rest are dropped and counted", "[mitigation]") {
+  // One rank, so each expert's count is the source's: capped = min(plain, capacity) exactly.
+  WorkloadSpec w = one_layer(8, 2, 1, 1000);
+  w.routing.kind = RoutingKind::kZipf;
+  w.routing.zipf_s = 1.2;
+  const LayerRouting plain = sample_routing(w).layers.front();
+  w.routing.capacity_factor = 1.0;
+  CHECK(expert_capacity(w) == 250);  // ceil(1000 x 2 / 8 x 1.0)
+  const LayerRouting capped = sample_routing(w).layers.front();
+  std::int64_t dropped = 0;
+  for (std::size_t e = 0; e < 8; ++e) {
+    CHECK(capped.expert_tokens[e] == std::min<std::int32_t>(plain.expert_tokens[e], 250));
+    dropped += std::max<std::int32_t>(0, plain.expert_tokens[e] - 250);
+  }
+  CHECK(dropped > 0);
+  CHECK(capped.dropped_picks == dropped);
+  // Dropped picks are not sent: with 2 ranks the capped traffic is at most the plain one, pair by pair.
+  WorkloadSpec two = one_layer(8, 2, 2, 1000);
+  two.routing = w.routing;
+  const LayerRouting sent = sample_routing(two).layers.front();
+  two.routing.capacity_factor = 0;
+  const LayerRouting all = sample_routing(two).layers.front();
+  for (std::size_t i = 0; i < sent.traffic.tokens.size(); ++i) CHECK(sent.traffic.tokens[i] <= all.traffic.tokens[i]);
+  CHECK(sent.dropped_picks > 0);
 }
