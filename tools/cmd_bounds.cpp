@@ -76,7 +76,7 @@ void add_step_budget(CLI::App& bounds, BoundsState& s) {
   app->add_option("--hidden", o.hidden, "model width")->check(integer_at_least(1))->capture_default_str();
   app->add_option("--ffn", o.ffn, "MLP intermediate size")->check(integer_at_least(1))->capture_default_str();
   app->add_option("--params", o.params, "parameters (optimizer and all-reduce)")
-      ->check(integer_at_least(1))
+      ->check(number_in(1, 1e15))
       ->capture_default_str();
   app->add_option("--world", o.world, "data-parallel ranks N")->check(integer_at_least(1))->capture_default_str();
   app->add_option("--peak-tflops", o.peak_tflops, "peak TFLOPS (calibrated default)")

@@ -68,6 +68,17 @@ CLI::Validator integer_at_least(long long min) {
       fmt::format("INT >= {}", min));
 }
 
+CLI::Validator number_in(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(v) && v >= min && v <= max) return "";
+        return fmt::format("expected a number in [{:g}, {:g}], got {}", min, max, s);
+      },
+      fmt::format("NUMBER in [{:g}, {:g}]", min, max));
+}
+
 CLI::Validator physical_number(Physical kind, double unit_si) {
   const PhysicalRange r = physical_range(kind);
   return CLI::Validator(

@@ -17,6 +17,8 @@ namespace epsim::tools {
 CLI::Validator integer_in(long long min, long long max);
 // An integer >= min.
 CLI::Validator integer_at_least(long long min);
+// A finite number in [min, max] (a count such as parameters, 8.03e9).
+CLI::Validator number_in(double min, double max);
 // A number in `unit_si` SI units per unit written (1e12 for TFLOP/s, 1e9 for
 // GB/s) inside the physical range of `kind`.
 CLI::Validator physical_number(Physical kind, double unit_si);
