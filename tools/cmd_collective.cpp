@@ -177,8 +177,7 @@ struct RoutingInfo {
 };
 
 RoutingInfo routing_info(const workloads::WorkloadSpec& w, double bytes_per_token) {
-  static const char* const kinds[] = {"uniform", "zipf", "hot", "trace"};
-  const char* kind = kinds[static_cast<int>(w.routing.kind)];
+  const char* kind = workloads::to_string(w.routing.kind);
   RoutingInfo out;
   out.text = fmt::format(
       "routing: {} (seed {}) from {}, first MoE layer: top-{} of {} experts, node limit {}, hidden {}; {:g} bytes "

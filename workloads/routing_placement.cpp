@@ -14,16 +14,6 @@ namespace {
 
 constexpr std::size_t kHottestShown = 4;
 
-const char* kind_name(RoutingKind k) {
-  switch (k) {
-    case RoutingKind::kUniform: return "uniform";
-    case RoutingKind::kZipf: return "zipf";
-    case RoutingKind::kHot: return "hot";
-    case RoutingKind::kTrace: return "trace";
-  }
-  return "?";
-}
-
 const char* placement_name(HotPlacement p) {
   switch (p) {
     case HotPlacement::kFirst: return "first";
@@ -50,7 +40,7 @@ std::string meaning(const RoutingSpec& r) {
 RoutingPlacement routing_placement(const WorkloadSpec& w) {
   const RoutingSpec& r = w.routing;
   RoutingPlacement p;
-  p.kind = kind_name(r.kind);
+  p.kind = to_string(r.kind);
   p.balanced_rank_weight = 1.0 / w.parallel.ep;
   p.redundant_experts = r.redundant_experts;
   p.redundant_per_rank = r.redundant_experts / w.parallel.ep;

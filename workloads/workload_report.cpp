@@ -10,18 +10,8 @@ namespace epsim::workloads {
 
 namespace {
 
-const char* routing_name(RoutingKind k) {
-  switch (k) {
-    case RoutingKind::kUniform: return "uniform";
-    case RoutingKind::kZipf: return "zipf";
-    case RoutingKind::kHot: return "hot";
-    case RoutingKind::kTrace: return "trace";
-  }
-  return "?";
-}
-
 std::string routing_line(const RoutingSpec& r) {
-  std::string s = routing_name(r.kind);
+  std::string s = to_string(r.kind);
   if (r.kind == RoutingKind::kZipf) s += fmt::format(" s={}", r.zipf_s);
   if (r.kind == RoutingKind::kHot) s += fmt::format(" share={} of {} experts", r.hot_share, r.hot_experts);
   if (r.kind == RoutingKind::kTrace) s += " " + r.trace.path;

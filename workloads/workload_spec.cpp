@@ -49,6 +49,16 @@ double distinct_ranks_exact(int ranks, int experts, int top_k) {
   return ranks * (1.0 - missed);
 }
 
+const char* to_string(RoutingKind kind) {
+  switch (kind) {
+    case RoutingKind::kUniform: return "uniform";
+    case RoutingKind::kZipf: return "zipf";
+    case RoutingKind::kHot: return "hot";
+    case RoutingKind::kTrace: return "trace";
+  }
+  return "?";
+}
+
 std::int64_t expert_capacity(const WorkloadSpec& w) {
   if (!(w.routing.capacity_factor > 0)) return 0;
   const double mean = static_cast<double>(w.parallel.tokens_per_micro_batch) * w.model.top_k / w.model.experts;

@@ -122,6 +122,8 @@ struct PrecisionSpec {
 };
 
 enum class RoutingKind { kUniform, kZipf, kHot, kTrace };
+// "uniform", "zipf", "hot", "trace": the routing.kind value.
+const char* to_string(RoutingKind kind);
 enum class ExpertOrder { kNone, kFixed, kPerLayer };
 // Which experts hold the popular slots of zipf/hot routing (docs/workload.md).
 enum class HotPlacement {

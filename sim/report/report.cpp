@@ -93,33 +93,51 @@ const char* phase_suffix(workloads::Phase p) {
   }
 }
 
-// What one collective task's senders send to other ranks in all, by
-// kCollectiveBytesRule, and how many ranks send.
+}  // namespace
+
+RankSent bytes_sent_by(const workloads::TaskGraph& graph, const workloads::Task& t, int rank) {
+  RankSent out;
+  if (t.uses_traffic()) {
+    const workloads::TrafficMatrix& m = graph.traffic[static_cast<std::size_t>(t.traffic)];
+    int src = rank;  // the matrix's index of `rank`: its position in groups[0] when there are groups
+    if (!t.groups.empty()) {
+      const std::vector<int>& g = t.groups.front();
+      src = static_cast<int>(std::find(g.begin(), g.end(), rank) - g.begin());
+      if (src >= static_cast<int>(g.size())) return out;
+    }
+    if (src >= m.ranks) return out;
+    for (int dst = 0; dst < m.ranks; ++dst) {
+      if (dst == src || m.at(src, dst) == 0) continue;
+      out.bytes += static_cast<double>(m.at(src, dst)) * t.bytes_per_token;
+      ++out.peers;
+    }
+    return out;
+  }
+  for (const std::vector<int>& g : t.groups) {
+    if (g.size() < 2 || std::find(g.begin(), g.end(), rank) == g.end()) continue;
+    const double n = static_cast<double>(g.size());
+    const bool halves = t.kind == TaskKind::kGradAllReduce && t.group_op != workloads::GroupCollective::kAllReduce;
+    out.bytes = t.bytes * (halves ? 1.0 : 2.0) * (n - 1) / n;
+    out.peers = static_cast<int>(g.size()) - 1;
+  }
+  return out;
+}
+
+namespace {
+
+// What one collective task's participants send to other ranks in all, and how many send.
 struct SentBytes {
   double bytes = 0;
   int senders = 0;
 };
-SentBytes sent_bytes(const workloads::TaskGraph& graph, const workloads::Task& t, int participants) {
+SentBytes sent_bytes(const workloads::TaskGraph& graph, const workloads::Task& t, const std::vector<bool>& joins) {
   SentBytes out;
-  if (t.uses_traffic()) {
-    const workloads::TrafficMatrix& m = graph.traffic[static_cast<std::size_t>(t.traffic)];
-    double tokens = 0;
-    for (int src = 0; src < m.ranks; ++src) {
-      double row = 0;
-      for (int dst = 0; dst < m.ranks; ++dst)
-        if (dst != src) row += static_cast<double>(m.at(src, dst));
-      tokens += row;
-      out.senders += row > 0;
-    }
-    out.bytes = tokens * t.bytes_per_token;
-    return out;
+  for (int r = 0; r < graph.ranks; ++r) {
+    if (!joins[static_cast<std::size_t>(r)]) continue;
+    const RankSent b = bytes_sent_by(graph, t, r);
+    out.bytes += b.bytes;
+    out.senders += b.bytes > 0;
   }
-  if (t.groups.empty()) return out;
-  const double n = static_cast<double>(t.groups.front().size());
-  if (n <= 1) return out;
-  const bool halves = t.kind == TaskKind::kGradAllReduce && t.group_op != workloads::GroupCollective::kAllReduce;
-  out.bytes = t.bytes * (halves ? 1.0 : 2.0) * (n - 1) / n * participants;
-  out.senders = participants;
   return out;
 }
 
@@ -134,13 +152,12 @@ ReportRow collective_row(const std::string& name, const std::vector<int>& tasks,
   for (int id : tasks) {
     const workloads::Task& t = graph.tasks[static_cast<std::size_t>(id)];
     const std::vector<bool> joins = graph.members(t);
-    const int participants = static_cast<int>(std::count(joins.begin(), joins.end(), true));
     for (std::size_t r = 0; r < ranks; ++r) {
       if (!joins[r]) continue;
       sim_s[r] += span_of[static_cast<std::size_t>(id)];
       bound_s[r] += bounds.task_s[static_cast<std::size_t>(id)];
     }
-    const SentBytes b = sent_bytes(graph, t, participants);
+    const SentBytes b = sent_bytes(graph, t, joins);
     sent += b.bytes;
     sender_s += b.senders * span_of[static_cast<std::size_t>(id)];
   }

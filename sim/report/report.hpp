@@ -33,6 +33,15 @@ inline constexpr const char* kCollectiveBytesRule =
     "what a participant sends to other ranks: all-to-all and p2p once per (token, destination rank), its own\n"
     "tokens excluded; all-reduce 2(n-1)/n x S, reduce-scatter and all-gather (n-1)/n x S, nccl-tests' bus bytes";
 
+// What `rank` sends to other ranks in collective `t`, by
+// kCollectiveBytesRule, and to how many peers: the report's rows sum it
+// over the participants, the trace prints it on every slice.
+struct RankSent {
+  double bytes = 0;
+  int peers = 0;
+};
+RankSent bytes_sent_by(const workloads::TaskGraph& graph, const workloads::Task& t, int rank);
+
 struct ReportRow {
   std::string name;
   double sim_s = 0;        // mean over ranks (step: the step time)

@@ -44,40 +44,6 @@ std::string us(double s) {
   return fmt::format("{:.3f}", s * 1e6);
 }
 
-// What `rank` sends to other ranks in collective `t` (kCollectiveBytesRule)
-// and to how many of them.
-struct Sent {
-  double bytes = 0;
-  int peers = 0;
-};
-Sent sent_by(const workloads::TaskGraph& graph, const workloads::Task& t, int rank) {
-  Sent out;
-  if (t.uses_traffic()) {
-    const workloads::TrafficMatrix& m = graph.traffic[static_cast<std::size_t>(t.traffic)];
-    int src = rank;  // the matrix's index of `rank`: its position in groups[0] when there are groups
-    if (!t.groups.empty()) {
-      const std::vector<int>& g = t.groups.front();
-      src = static_cast<int>(std::find(g.begin(), g.end(), rank) - g.begin());
-      if (src >= static_cast<int>(g.size()) || src >= m.ranks) return out;
-    }
-    for (int dst = 0; dst < m.ranks; ++dst) {
-      if (dst == src || m.at(src, dst) == 0) continue;
-      out.bytes += static_cast<double>(m.at(src, dst)) * t.bytes_per_token;
-      ++out.peers;
-    }
-    return out;
-  }
-  for (const std::vector<int>& g : t.groups) {
-    if (std::find(g.begin(), g.end(), rank) == g.end() || g.size() < 2) continue;
-    const double n = static_cast<double>(g.size());
-    const bool halves = t.kind == workloads::TaskKind::kGradAllReduce &&
-                        t.group_op != workloads::GroupCollective::kAllReduce;
-    out.bytes = t.bytes * (halves ? 1.0 : 2.0) * (n - 1) / n;
-    out.peers = static_cast<int>(g.size()) - 1;
-  }
-  return out;
-}
-
 // The `count` most utilised links among the HBMs (`hbm`) or the others.
 std::vector<int> busiest(const Timeline& t, const PlatformFacts& platform, bool hbm, int count) {
   std::vector<bool> is_hbm(platform.links.size(), false);
@@ -136,7 +102,7 @@ void write_trace(std::ostream& out, const Timeline& timeline, const PlatformFact
                         us(iv.ready_s), us(iv.start_s - iv.ready_s), name));
     std::string args = fmt::format(R"("task":{})", t.id);
     if (t.is_collective()) {
-      const Sent sent = sent_by(graph, t, iv.rank);
+      const RankSent sent = bytes_sent_by(graph, t, iv.rank);
       args += fmt::format(R"(,"bytes":{:.0f},"peers":{})", sent.bytes, sent.peers);
     }
     event(fmt::format(R"("ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":"{}","cat":"{}","args":{{{}}})", pid,
