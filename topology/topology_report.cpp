@@ -100,7 +100,9 @@ nlohmann::json report_json(const TopologyReport& r) {
                          {"flops_fp32_per_s", r.npu.flops_bf16},
                          {"hbm_bandwidth_Bps", r.npu.hbm_bandwidth_Bps},
                          {"hbm_capacity_bytes", r.npu.hbm_capacity_bytes},
-                         {"comm_compute_share", r.npu.comm_compute_share}};
+                         {"comm_compute_share", r.npu.comm_compute_share},
+                         {"dies", r.npu.dies},
+                         {"rank", r.npu.rank_per_die ? "die" : "package"}};  // the figures are per rank
   if (r.npu.flops_fp8 > 0) npu["flops_fp8_per_s"] = r.npu.flops_fp8;
   else npu["flops_int8_per_s"] = r.npu.flops_int8;
   return {{"name", r.name},
