@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "sim/replay/collectives.hpp"
@@ -38,6 +39,14 @@ enum class Exactness {
   kFull,  // every rank and micro-batch replayed
 };
 inline constexpr Named<Exactness> kExactnessNames[] = {{"auto", Exactness::kAuto}, {"full", Exactness::kFull}};
+
+// A table's names, in order (for the command line's checks).
+template <class E, std::size_t N>
+std::vector<std::string> name_list(const Named<E> (&table)[N]) {
+  std::vector<std::string> out;
+  for (const Named<E>& n : table) out.push_back(n.name);
+  return out;
+}
 
 // "a, b or c" of a table's names.
 template <class E, std::size_t N>

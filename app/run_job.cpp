@@ -109,6 +109,7 @@ sim::Scenario describe(const RunRequest& r, const workloads::WorkloadSpec& w) {
   s.model_flops_per_token = flops.per_token();
   s.active_params = flops.active_params;
   s.mfu_dtype = w.precision.gemm;
+  s.routing = workloads::routing_placement(w);
   return s;
 }
 
@@ -191,6 +192,9 @@ RunOutcome run_job(const RunRequest& r, const RunProgress& progress) {
   return out;
 }
 
-void check_job(const RunRequest& r) { checked_job(r, split_overrides(r), replay_options(r)); }
+double check_job(const RunRequest& r) {
+  const CheckedJob job = checked_job(r, split_overrides(r), replay_options(r));
+  return sim::estimate_run_memory(job.platform, largest_replay(job.plan)).total_bytes();
+}
 
 }  // namespace epsim::app

@@ -62,7 +62,8 @@ using RunProgress = std::function<void(const ProgressEvent& event)>;
 RunOutcome run_job(const RunRequest& request, const RunProgress& progress = {});
 
 // The same checks without sampling or simulating (a SimGrid XML is checked
-// in a child process).
-void check_job(const RunRequest& request);
+// in a child process); returns the run's memory estimate in bytes
+// (sim/run_memory.hpp), of what it will replay.
+double check_job(const RunRequest& request);
 
 }  // namespace epsim::app

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/toml_reader.hpp"
 
 namespace epsim {
@@ -78,7 +79,7 @@ std::string resolve_preset_file(PresetKind kind, const std::string& file_or_pres
   bool looks_like_path =
       file_or_preset.find('/') != std::string::npos || fs::path(file_or_preset).extension() == ".toml";
   if (looks_like_path || fs::exists(file_or_preset)) {
-    if (!fs::exists(file_or_preset)) throw InputError(SourceLocation{file_or_preset}, "", "cannot open file");
+    if (!fs::exists(file_or_preset)) throw FileError(file_or_preset, "cannot open file");
     return file_or_preset;
   }
   const fs::path dir = preset_dir(kind);
@@ -86,10 +87,10 @@ std::string resolve_preset_file(PresetKind kind, const std::string& file_or_pres
   if (fs::exists(preset)) return display_path(preset);
   std::vector<std::string> names = preset_names(kind);
   std::string hint = closest_match(file_or_preset, names);
-  throw InputError(SourceLocation{file_or_preset}, "",
-                   fmt::format("no such {} file or preset{}, the presets in {} are {}", kind_name(kind),
-                               hint.empty() ? "" : " (did you mean \"" + hint + "\"?)", display_path(dir),
-                               fmt::join(names, ", ")));
+  throw FileError(file_or_preset,
+                  fmt::format("no such {} file or preset{}, the presets in {} are {}", kind_name(kind),
+                              hint.empty() ? "" : " (did you mean \"" + hint + "\"?)", display_path(dir),
+                              fmt::join(names, ", ")));
 }
 
 }  // namespace epsim

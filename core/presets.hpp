@@ -30,7 +30,7 @@ std::vector<std::string> preset_names(PresetKind kind);
 // (with a '/' or ending in .toml), is used as is; otherwise it names a preset,
 // returned relative to the working directory when it lies inside it (so
 // messages read "platforms/a2.toml:14:8: ..." from the project root).
-// Throws InputError for a missing file, or an unknown preset (with a
+// Throws FileError (core/input_file.hpp) for a missing file, or an unknown preset (with a
 // "did you mean" and the searched folder).
 std::string resolve_preset_file(PresetKind kind, const std::string& file_or_preset);
 

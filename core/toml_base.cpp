@@ -47,9 +47,10 @@ toml::table load_chain(const std::string& path, PresetKind kind, std::vector<std
   std::string file;
   try {
     file = base_file(path, name->get(), kind);
-  } catch (const InputError& e) {
-    const std::string& file = e.where().file;
-    throw InputError(at, "base", file.empty() ? e.problem() : fmt::format("{}: {}", file, e.problem()));
+  } catch (const FileError& e) {
+    throw named_at(e, at, "base");
+  } catch (const InputError& e) {  // no data folder to find presets in
+    throw InputError(at, "base", e.problem());
   }
   std::error_code ec;
   const std::string id = fs::weakly_canonical(file, ec).string();
@@ -59,7 +60,13 @@ toml::table load_chain(const std::string& path, PresetKind kind, std::vector<std
   if (static_cast<int>(chain.size()) >= kMaxBaseDepth)
     throw InputError(at, "base", fmt::format("more than {} files in the base chain", kMaxBaseDepth));
   chain.push_back(id);
-  toml::table merged = load_chain(file, kind, chain);
+  toml::table merged;
+  try {
+    merged = load_chain(file, kind, chain);
+  } catch (const FileError& e) {
+    if (e.path() != file) throw;
+    throw named_at(e, at, "base");  // a folder, a FIFO, too large: told at the key that named it
+  }
   table.erase("base");
   overlay(merged, table);
   return merged;

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -93,25 +92,6 @@ toml::table parse_toml_text(std::string_view text, const std::string& source_nam
                          static_cast<int>(e.source().begin.column)};
     throw InputError(where, "", std::string("malformed TOML: ") + std::string(e.description()));
   }
-}
-
-std::string read_input_file(const std::string& path) {
-  // A folder opens as an empty stream on Linux and would read as an empty document.
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(SourceLocation{path}, "", "is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(SourceLocation{path}, "", "cannot open file");
-  // A bounded read, not the stat size: /dev/zero and pipes have none.
-  std::string text;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk), in.gcount() > 0) {
-    text.append(chunk, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxInputFileBytes)
-      throw InputError(SourceLocation{path}, "",
-                       fmt::format("file is larger than the input limit of {} MiB", kMaxInputFileBytes >> 20));
-  }
-  if (in.bad()) throw InputError(SourceLocation{path}, "", "cannot read file");
-  return text;
 }
 
 toml::table load_toml_file(const std::string& path) {

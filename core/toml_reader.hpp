@@ -15,20 +15,13 @@
 #include <toml++/toml.h>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/units.hpp"
 
 namespace epsim {
 
-// The largest input file epsim reads (TOML, XML, trace CSV): 64 MiB, far
-// above any real platform or trace, so a wrong path (/dev/zero) fails fast.
-inline constexpr std::size_t kMaxInputFileBytes = std::size_t{64} << 20;
-
-// The whole text of an input file, read in bounded chunks (special files
-// included); InputError naming the file when it cannot be opened or is
-// larger than kMaxInputFileBytes.
-std::string read_input_file(const std::string& path);
-
-// Parses a TOML file; a syntax error becomes an InputError at its position.
+// Parses a TOML file (read_input_file: FileError when it cannot be read
+// whole); a syntax error becomes an InputError at its position.
 toml::table load_toml_file(const std::string& path);
 
 // Parses TOML text; `source_name` stands in for the file name in errors.

@@ -104,13 +104,14 @@ Simulation simulate_on(OpenPlatform& open, const workloads::TaskGraph& graph, co
                         routing ? fill_routed : TaskGate{});
   if (routing)  // every task has run, so every job is in; a graph may still list one no task reads
     for (const workloads::Task& t : graph.tasks) fill_routed(t.id);
+  calibrated.dropped_picks = graph.dropped_picks;  // counted as the routing arrived
   out.bounds = step_bounds(loaded.facts, out.placement, calibrated, out.options, &plan_bounds);
   out.report = build_report(out.timeline, out.bounds, loaded.facts, out.placement, calibrated, out.options);
   out.report.scenario = scenario;
   if (out.report.scenario.platform.empty()) out.report.scenario.platform = open.shape.source;
   if (open.shape.cluster) {
     out.report.scenario.platform_name = open.shape.cluster->name;
-    out.report.scenario.npu_model = open.shape.cluster->npu.model;
+    out.report.scenario.npu_model = topology::npu_description(open.shape.cluster->npu);
   }
   out.report.fallbacks = std::move(fallbacks);
   if (memory) {

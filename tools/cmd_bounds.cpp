@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "ledgers/report.hpp"
 #include "tools/command.hpp"
+#include "tools/option_checks.hpp"
 
 namespace epsim::tools {
 
@@ -28,14 +29,22 @@ struct BoundsState {
 void add_train_step(CLI::App& bounds, BoundsState& s) {
   CLI::App* app = bounds.add_subcommand("train-step", "seed 000: one MoE layer's training-step ledger (five sections)");
   ledgers::TrainStepOptions& o = s.train;
-  app->add_option("--tokens", o.tokens, "tokens per rank T")->capture_default_str();
-  app->add_option("--hidden", o.hidden, "model width d")->capture_default_str();
-  app->add_option("--topk", o.topk, "experts per token k")->capture_default_str();
-  app->add_option("--experts", o.experts, "routed experts (divisible by 128)")->capture_default_str();
-  app->add_option("--ffn", o.ffn, "expert intermediate size")->capture_default_str();
-  app->add_option("--dispatch-bytes", o.dispatch_bytes, "bytes per dispatched element (1: FP8)")->capture_default_str();
-  app->add_option("--combine-bytes", o.combine_bytes, "bytes per combined element (2: BF16)")->capture_default_str();
-  app->add_option("--expert-align", o.expert_align, "rows per expert round up to this (text only)")->capture_default_str();
+  app->add_option("--tokens", o.tokens, "tokens per rank T")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--hidden", o.hidden, "model width d")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--topk", o.topk, "experts per token k")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--experts", o.experts, "routed experts (divisible by 128)")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
+  app->add_option("--ffn", o.ffn, "expert intermediate size")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--dispatch-bytes", o.dispatch_bytes, "bytes per dispatched element (1: FP8)")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
+  app->add_option("--combine-bytes", o.combine_bytes, "bytes per combined element (2: BF16)")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
+  app->add_option("--expert-align", o.expert_align, "rows per expert round up to this (text only)")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
   app->add_flag("--json", s.json, "print JSON instead of text");
   s.train_app = app;
 }
@@ -43,11 +52,15 @@ void add_train_step(CLI::App& bounds, BoundsState& s) {
 void add_comm(CLI::App& bounds, BoundsState& s) {
   CLI::App* app = bounds.add_subcommand("comm", "seed 001: dispatch/combine bytes per rank for EP 8..128");
   ledgers::CommLedgerOptions& o = s.comm;
-  app->add_option("--hidden", o.hidden, "model width")->capture_default_str();
-  app->add_option("--topk", o.topk, "experts per token")->capture_default_str();
-  app->add_option("--experts", o.experts, "routed experts (divisible by 128)")->capture_default_str();
-  app->add_option("--tokens", o.tokens, "tokens per rank T")->capture_default_str();
-  app->add_option("--layers", o.layers, "layers the summary aggregates (61 for DeepSeek-V3)")->capture_default_str();
+  app->add_option("--hidden", o.hidden, "model width")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--topk", o.topk, "experts per token")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--experts", o.experts, "routed experts (divisible by 128)")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
+  app->add_option("--tokens", o.tokens, "tokens per rank T")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--layers", o.layers, "layers the summary aggregates (61 for DeepSeek-V3)")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
   app->add_flag("--bf16-dispatch", o.bf16_dispatch, "dispatch in BF16 too (no scale factors)");
   app->add_flag("--json", s.json, "print JSON instead of text");
   s.comm_app = app;
@@ -56,16 +69,26 @@ void add_comm(CLI::App& bounds, BoundsState& s) {
 void add_step_budget(CLI::App& bounds, BoundsState& s) {
   CLI::App* app = bounds.add_subcommand("step-budget", "seed 002: training step and inference phase bounds of a dense decoder");
   ledgers::StepBudgetOptions& o = s.budget;
-  app->add_option("--seq-len", o.seq_len, "sequence length (batch 1)")->capture_default_str();
-  app->add_option("--layers", o.layers, "decoder layers")->capture_default_str();
-  app->add_option("--hidden", o.hidden, "model width")->capture_default_str();
-  app->add_option("--ffn", o.ffn, "MLP intermediate size")->capture_default_str();
-  app->add_option("--params", o.params, "parameters (optimizer and all-reduce)")->capture_default_str();
-  app->add_option("--world", o.world, "data-parallel ranks N")->capture_default_str();
-  app->add_option("--peak-tflops", o.peak_tflops, "peak TFLOPS (calibrated default)")->capture_default_str();
-  app->add_option("--bandwidth-gbps", o.bandwidth_gbps, "HBM bandwidth in GB/s (calibrated default)")->capture_default_str();
-  app->add_option("--head-dim", o.head_dim, "attention head width")->capture_default_str();
-  app->add_option("--kv-heads", o.kv_heads, "GQA key/value heads")->capture_default_str();
+  app->add_option("--seq-len", o.seq_len, "sequence length (batch 1)")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
+  app->add_option("--layers", o.layers, "decoder layers")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--hidden", o.hidden, "model width")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--ffn", o.ffn, "MLP intermediate size")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--params", o.params, "parameters (optimizer and all-reduce)")
+      ->check(number_in(1, 1e15))
+      ->capture_default_str();
+  app->add_option("--world", o.world, "data-parallel ranks N")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--peak-tflops", o.peak_tflops, "peak TFLOPS (calibrated default)")
+      ->check(physical_number(Physical::kFlopRate, 1e12))
+      ->capture_default_str();
+  app->add_option("--bandwidth-gbps", o.bandwidth_gbps, "HBM bandwidth in GB/s (calibrated default)")
+      ->check(physical_number(Physical::kBandwidth, 1e9))
+      ->capture_default_str();
+  app->add_option("--head-dim", o.head_dim, "attention head width")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
+  app->add_option("--kv-heads", o.kv_heads, "GQA key/value heads")->check(integer_at_least(1))->capture_default_str();
   app->add_flag("--json", s.json, "print JSON instead of text");
   s.budget_app = app;
 }
@@ -73,10 +96,10 @@ void add_step_budget(CLI::App& bounds, BoundsState& s) {
 void add_ep_comm(CLI::App& bounds, BoundsState& s) {
   CLI::App* app = bounds.add_subcommand("ep-comm", "seed 003 part B: EP all-to-all bytes and times");
   ledgers::EpCommOptions& o = s.ep;
-  app->add_option("--tokens", o.tokens, "tokens in the batch")->capture_default_str();
-  app->add_option("--top-k", o.top_k, "experts per token")->capture_default_str();
-  app->add_option("--d-model", o.d_model, "model width")->capture_default_str();
-  app->add_option("--bytes", o.bytes, "bytes per element")->capture_default_str();
+  app->add_option("--tokens", o.tokens, "tokens in the batch")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--top-k", o.top_k, "experts per token")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--d-model", o.d_model, "model width")->check(integer_at_least(1))->capture_default_str();
+  app->add_option("--bytes", o.bytes, "bytes per element")->check(integer_at_least(1))->capture_default_str();
   app->add_flag("--json", s.json, "print JSON instead of text");
   s.ep_app = app;
 }

@@ -24,6 +24,7 @@
 #include "tools/command.hpp"
 #include "tools/option_checks.hpp"
 #include "tools/run_request.hpp"
+#include "topology/cluster_spec.hpp"
 #include "workloads/workload_loader.hpp"
 
 namespace epsim::tools {
@@ -36,13 +37,13 @@ struct CollectiveState {
   std::string op = "alltoall";
   int npus = 0;
   int npus_per_node = 0;  // 0: the platform's, at most --npus
-  std::vector<std::string> sizes = {"1MB", "16MB", "256MB"};
+  std::vector<std::string> sizes = {"1MB,16MB,256MB"};  // list values (list_items)
   std::string algorithm;  // "": as `run` resolves it
   std::string fidelity;
   bool json = false;
   // alltoallv: the routing's workload and its shape (unset: the workload's own).
   std::string workload = "deepseek-v3";
-  std::vector<long long> tokens;
+  std::vector<std::string> tokens;  // list values (list_items)
   std::optional<long long> hidden, top_k, experts, seed;
   std::string routing;
   // Options only one kind of op takes, to refuse them for the others.
@@ -63,17 +64,7 @@ bool is_group_op(sim::CollectiveOp op) {
 
 std::vector<double> parse_sizes(const std::vector<std::string>& sizes) {
   std::vector<double> out;
-  for (const std::string& s : sizes) {
-    double bytes = 0;
-    try {
-      bytes = parse_quantity(s, Quantity::kBytes);
-    } catch (const std::invalid_argument& e) {
-      throw option_error("--sizes", e.what());
-    }
-    if (!(bytes > 0)) throw option_error("--sizes", "expected a size > 0, got \"" + s + "\"");
-    out.push_back(bytes);
-  }
-  if (out.empty()) throw option_error("--sizes", "expected at least one size");
+  for (const std::string& s : list_items(sizes)) out.push_back(parse_size(s));  // size_in checked each
   return out;
 }
 
@@ -186,8 +177,7 @@ struct RoutingInfo {
 };
 
 RoutingInfo routing_info(const workloads::WorkloadSpec& w, double bytes_per_token) {
-  static const char* const kinds[] = {"uniform", "zipf", "hot", "trace"};
-  const char* kind = kinds[static_cast<int>(w.routing.kind)];
+  const char* kind = workloads::to_string(w.routing.kind);
   RoutingInfo out;
   out.text = fmt::format(
       "routing: {} (seed {}) from {}, first MoE layer: top-{} of {} experts, node limit {}, hidden {}; {:g} bytes "
@@ -276,9 +266,6 @@ std::string format_json(const CollectiveState& s, sim::CollectiveOp op, const st
 int run_collective(const CollectiveState& s) {
   const sim::CollectiveOp op = parse_op(s.op);
   check_option_kinds(s, op);
-  if (s.npus < 2) throw option_error("--npus", "expected >= 2, got " + std::to_string(s.npus));
-  if (s.npus_per_node < 0)
-    throw option_error("--npus-per-node", "expected >= 1, got " + std::to_string(s.npus_per_node));
   const bool v = op == sim::CollectiveOp::kAllToAllv;
   const std::vector<double> sizes = v ? std::vector<double>{} : parse_sizes(s.sizes);
   const sim::ReplayOptions options = replay_options(s, op);
@@ -286,13 +273,23 @@ int run_collective(const CollectiveState& s) {
   const sim::PlatformRequest request{s.platform, split.platform};
   const sim::PlatformShape shape = sim::check_platform(request);
   const int per_node = s.npus_per_node > 0 ? s.npus_per_node : std::min(s.npus, shape.npus_per_node);
-  sim::check_ranks_fit(shape, s.npus, per_node);
+  try {
+    sim::check_ranks_fit(shape, s.npus, per_node);
+  } catch (const InputError& e) {  // the placement of --npus ranks, --npus-per-node to a node
+    if (e.key() != "placement") throw;
+    throw option_error(s.npus_per_node > 0 ? "--npus-per-node" : "--npus", e.problem());
+  }
+  // Each rank holds experts / npus experts: a count that does not split is --experts' fault when given.
+  if (v && s.experts && *s.experts % s.npus != 0)
+    throw option_error("--experts", fmt::format("model.experts: {} experts do not split evenly over --npus {} ranks",
+                                                *s.experts, s.npus));
 
   // Every routing is drawn and checked before SimGrid starts.
   std::vector<sim::SampledAlltoallv> routings;
   RoutingInfo routing;
   if (v) {
-    std::vector<std::optional<long long>> tokens(s.tokens.begin(), s.tokens.end());
+    std::vector<std::optional<long long>> tokens;
+    for (const std::string& t : list_items(s.tokens)) tokens.push_back(std::stoll(t));  // integer_in checked each
     if (tokens.empty()) tokens.push_back(std::nullopt);
     for (const auto& t : tokens) {
       const workloads::WorkloadSpec w = load_alltoallv_workload(s, split.workload, per_node, t);
@@ -325,24 +322,31 @@ Command add_collective_command(CLI::App& epsim) {
   app->add_option("--set", s.overrides,
                   "override one platform key, e.g. --set node.npus=64 (alltoallv: model./parallel./precision./"
                   "routing. keys go to the workload, as in run)");
-  app->add_option("--op", s.op, "alltoall, alltoallv, allreduce, reducescatter or allgather")->capture_default_str();
-  app->add_option("--npus", s.npus, "ranks taking part (the first NPUs of the platform)")->required();
-  app->add_option("--npus-per-node", s.npus_per_node, "ranks per node (default: the platform's, at most --npus)");
+  app->add_option("--op", s.op, "alltoall, alltoallv, allreduce, reducescatter or allgather")
+      ->check(one_of({"alltoall", "alltoallv", "allreduce", "reducescatter", "allgather"}))
+      ->capture_default_str();
+  // Ranks: as many as a cluster may have (topology/cluster_spec.hpp), per node as node.npus.
+  app->add_option("--npus", s.npus, "ranks taking part (the first NPUs of the platform)")
+      ->required()
+      ->check(integer_in(2, topology::kMaxClusterNpus));
+  app->add_option("--npus-per-node", s.npus_per_node, "ranks per node (default: the platform's, at most --npus)")
+      ->check(integer_in(1, topology::kMaxNodeNpus));
   s.sizes_option = app->add_option("--sizes", s.sizes, "bytes per rank (nccl-tests' S), comma-separated, e.g. 1MB,16MB,1GiB")
-                       ->delimiter(',')
+                       ->check(list_of(size_in(Physical::kMessageBytes)))
                        ->capture_default_str();
   app->add_option("--algorithm", s.algorithm,
                   "alltoall(v): direct or hierarchical (default: as run chooses); allreduce, reducescatter, "
-                  "allgather: ring or hierarchical (default)");
-  app->add_option("--fidelity", s.fidelity, "per-flow or aggregated (default: per-flow up to 8 ranks)");
+                  "allgather: ring or hierarchical (default)")
+      ->check(one_of({"direct", "hierarchical", "ring"}));
+  app->add_option("--fidelity", s.fidelity, "per-flow or aggregated (default: per-flow up to 8 ranks)")
+      ->check(one_of(app::name_list(app::kFidelityNames)));
   app->add_flag("--json", s.json, "print the figures as JSON");
   // The alltoallv's routing; ranges as the workload keys they set (workload_loader.cpp).
   s.alltoallv_only = {
       app->add_option("--workload", s.workload, "alltoallv: workload TOML or preset whose routing is drawn")
           ->capture_default_str(),
       app->add_option("--tokens", s.tokens, "alltoallv: tokens per rank, comma-separated (default: the workload's)")
-          ->delimiter(',')
-          ->check(integer_in(1, 1LL << 30)),
+          ->check(list_of(integer_in(1, 1LL << 30))),
       app->add_option_function<long long>("--hidden", [&s](const long long& x) { s.hidden = x; },
                                           "alltoallv: hidden size (model.hidden)")
           ->check(integer_in(1, 1LL << 24)),
@@ -353,7 +357,7 @@ Command add_collective_command(CLI::App& epsim) {
                                           "alltoallv: routed experts (model.experts)")
           ->check(integer_in(1, 1 << 16)),
       app->add_option("--routing", s.routing, "alltoallv: uniform, zipf, hot or trace (routing.kind)")
-          ->check(CLI::IsMember({"uniform", "zipf", "hot", "trace"})),
+          ->check(one_of({"uniform", "zipf", "hot", "trace"})),
       app->add_option_function<long long>("--seed", [&s](const long long& x) { s.seed = x; },
                                           "alltoallv: routing seed (routing.seed)")
           ->check(integer_at_least(0)),

@@ -13,6 +13,7 @@
 #include "sim/report/report.hpp"
 #include "sim/report/trace.hpp"
 #include "tools/command.hpp"
+#include "tools/option_checks.hpp"
 #include "tools/output_file.hpp"
 #include "tools/progress.hpp"
 #include "tools/run_request.hpp"
@@ -27,6 +28,7 @@ struct RunState {
   std::string trace;
   bool quiet = false;
   bool progress = false;
+  int trace_links = sim::TraceOptions{}.counter_links;
 };
 
 int run(const RunState& s) {
@@ -42,7 +44,11 @@ int run(const RunState& s) {
   const sim::Simulation& result = outcome.simulation;
   std::cout << (s.json ? sim::format_json(result.report) : sim::format_table(result.report));
   if (trace) {
-    sim::write_trace(trace->stream(), result.timeline, result.platform, result.placement, outcome.graph);
+    sim::TraceOptions options;
+    options.counter_links = s.trace_links;
+    options.counter_hbms = (s.trace_links + 3) / 4;
+    options.critical_path = result.report.gap.path_intervals;
+    sim::write_trace(trace->stream(), result.timeline, result.platform, result.placement, outcome.graph, options);
     trace->close();
     std::cerr << "epsim: trace written to " << s.trace << " (open it in https://ui.perfetto.dev)\n";
   }
@@ -60,6 +66,11 @@ Command add_run_command(CLI::App& epsim) {
   cmd->add_flag("--progress", state->progress,
                 "a progress line on stderr for runs longer than 2 s even when stderr is not a terminal");
   cmd->add_option("--trace", state->trace, "write a Chrome trace (Perfetto) of the step to this file");
+  cmd->add_option("--trace-links", state->trace_links,
+                  "utilisation counters in the trace for this many most utilised network links (and a quarter as "
+                  "many HBMs)")
+      ->check(integer_in(0, 1 << 20))
+      ->capture_default_str();
   return Command{cmd, [state] { return run(*state); }};
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/presets.hpp"
 #include "sim/report/report.hpp"
 #include "tools/command.hpp"
 #include "tools/option_checks.hpp"
@@ -43,7 +46,10 @@ struct SweepState {
   std::string csv;
   std::string emit_slurm;
   std::string slurm_partition;
+  std::string slurm_account;
   std::string slurm_time;
+  std::string slurm_mem;    // "" = from the points' memory estimates
+  std::string slurm_epsim;  // "" = this executable
   int slurm_max_parallel = 0;
   int jobs = 1;
   int point = -1;
@@ -56,6 +62,16 @@ std::string results_path(const SweepState& s) {
   return (spec.parent_path() / (spec.stem().string() + ".results.jsonl")).string();
 }
 
+constexpr double kMiB = 1048576.0;
+
+// Memory per array task: the largest point's estimate (platform and traffic
+// matrices, sim/run_memory.hpp) x 1.5 plus 256 MiB for the process and its
+// replay, rounded up to 256 MiB (the quick start's points peak at ~50 MB).
+long long slurm_mem_MiB(double max_bytes) {
+  const double MiB = 256 + 1.5 * max_bytes / kMiB;
+  return static_cast<long long>(std::ceil(MiB / 256) * 256);
+}
+
 std::string self_executable() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
@@ -66,7 +82,13 @@ std::string self_executable() {
 // The key an error blames, in an axis's words without its platform./workload.
 // prefix: the error's own key, or the option it came from ("--set parallel.ep=3",
 // "--schedule").
-std::vector<std::string> blamed_keys(const std::exception& e) {
+// The point's key that named a file it could not read: "platform" or "workload"; "" for another file.
+std::string key_naming(const sweep::Point& p, const FileError& e) {
+  return e.path() == p.platform ? "platform" : e.path() == p.workload ? "workload" : "";
+}
+
+std::vector<std::string> blamed_keys(const sweep::Point& p, const std::exception& e) {
+  if (const auto* file = dynamic_cast<const FileError*>(&e)) return {key_naming(p, *file)};
   const auto* input = dynamic_cast<const InputError*>(&e);
   if (!input) return {};
   std::vector<std::string> keys;
@@ -91,7 +113,7 @@ std::string axis_key_without_side(const std::string& key) {
 std::optional<SourceLocation> where_of(const sweep::Point& p, const std::exception& e) {
   if (p.coordinate_sources.empty()) return std::nullopt;
   std::size_t blamed = 0;
-  const std::vector<std::string> keys = blamed_keys(e);
+  const std::vector<std::string> keys = blamed_keys(p, e);
   for (std::size_t i = 0; i < p.coordinates.size(); ++i) {
     const std::string axis = axis_key_without_side(p.coordinates[i].first);
     if (std::find(keys.begin(), keys.end(), axis) != keys.end()) {
@@ -115,9 +137,13 @@ SourceLocation location_of(const sweep::SweepSpec& spec, const sweep::Point& p, 
   return where_of(p, e).value_or(SourceLocation{spec.path, 0, 0});
 }
 
-// "point 2 (workload.parallel.ep=3): <the point's own error>"
+// "point 2 (workload.parallel.ep=3): <the point's own error>"; a file it
+// could not read is told at the point's key that named it.
 std::string point_problem(const sweep::Point& p, const std::exception& e) {
-  return fmt::format("point {} ({}): {}", p.index, describe(p), e.what());
+  const auto* file = dynamic_cast<const FileError*>(&e);
+  const std::string key = file ? key_naming(p, *file) : "";
+  return fmt::format("point {} ({}): {}", p.index, describe(p),
+                     key.empty() ? e.what() : named_at(*file, {}, key).what());
 }
 
 std::string located(const sweep::SweepSpec& spec, const sweep::Point& p, const std::exception& e) {
@@ -175,14 +201,15 @@ std::set<std::string> finished_keys(const std::string& results) {
 // Checks every pending point before running any. A bad combination stops
 // the sweep before anything runs, at the spec line of its axis; with
 // `keep_going` it is reported, recorded as failed, and the others run.
+// `max_bytes` is the largest memory estimate of the runnable points.
 std::vector<int> check_points(const sweep::SweepSpec& spec, const std::vector<int>& pending,
-                              const std::string& results, bool keep_going, int& rejected) {
+                              const std::string& results, bool keep_going, int& rejected, double& max_bytes) {
   std::vector<int> runnable;
   std::optional<InputError> first_bad;
   for (int i : pending) {
     const sweep::Point& p = spec.points[i];
     try {
-      app::check_job(parse_run_request(p.run_arguments()));
+      max_bytes = std::max(max_bytes, app::check_job(parse_run_request(p.run_arguments())));
       runnable.push_back(i);
     } catch (const std::exception& e) {
       ++rejected;
@@ -223,7 +250,8 @@ int run_sweep(const SweepState& s) {
   }
   const int total = static_cast<int>(spec.points.size());
   int rejected = 0;
-  std::vector<int> runnable = check_points(spec, pending, results, s.keep_going, rejected);
+  double max_bytes = 0;
+  std::vector<int> runnable = check_points(spec, pending, results, s.keep_going, rejected, max_bytes);
   std::cerr << fmt::format("epsim sweep: {} points, {} finished earlier, {} to run; results in {}\n", total,
                            total - static_cast<int>(pending.size()), runnable.size(), results);
 
@@ -233,14 +261,22 @@ int run_sweep(const SweepState& s) {
       return rejected ? 1 : 0;
     }
     sweep::SlurmOptions o;
-    o.epsim = self_executable();
-    o.spec = fs::absolute(s.spec).string();
-    o.results = fs::absolute(results).string();
-    o.log_dir = fs::absolute(fs::path(results).parent_path()).string();
+    o.epsim = s.slurm_epsim.empty() ? self_executable() : fs::absolute(s.slurm_epsim).string();
+    // The presets the points were checked with; another epsim's are in its installed layout.
+    o.data_dir = s.slurm_epsim.empty()
+                     ? fs::absolute(data_dir()).lexically_normal().string()
+                     : (fs::path(o.epsim).parent_path().parent_path() / "share" / "epsim").lexically_normal().string();
+    o.spec = fs::absolute(s.spec).lexically_normal().string();
+    o.results = fs::absolute(results).lexically_normal().string();
+    o.log_dir = fs::path(o.results).parent_path().string();  // absolute first: a bare file name has no parent
+    o.workdir = fs::current_path().string();  // the spec's relative platform and workload paths were checked here
     o.job_name = "epsim-" + fs::path(s.spec).stem().string();
     o.max_parallel = s.slurm_max_parallel;
     o.partition = s.slurm_partition;
+    o.account = s.slurm_account;
     o.time_limit = s.slurm_time;
+    o.mem_MiB = s.slurm_mem.empty() ? slurm_mem_MiB(max_bytes)
+                                    : static_cast<long long>(std::ceil(parse_size(s.slurm_mem) / kMiB));
     OutputFile out("--emit-slurm", s.emit_slurm);
     out.stream() << sweep::slurm_array_script(runnable, o);
     out.close();
@@ -307,7 +343,14 @@ Command add_sweep_command(CLI::App& epsim) {
   cmd->add_option("--slurm-max-parallel", state->slurm_max_parallel, "limit of array tasks running at once (%N)")
       ->check(integer_at_least(1));
   cmd->add_option("--slurm-partition", state->slurm_partition, "partition for the job array");
+  cmd->add_option("--slurm-account", state->slurm_account, "account the job array is charged to");
   cmd->add_option("--slurm-time", state->slurm_time, "time limit per array task, e.g. 01:00:00");
+  cmd->add_option("--slurm-mem", state->slurm_mem,
+                  "memory per array task, e.g. 4GiB (default: the largest point's estimate x 1.5 + 256 MiB)")
+      ->check(size_in(Physical::kMemoryBytes));
+  cmd->add_option("--slurm-epsim", state->slurm_epsim,
+                  "the epsim the array tasks run, e.g. an installed PREFIX/bin/epsim (default: this one; its presets: "
+                  "PREFIX/share/epsim)");
   cmd->add_flag("-q,--quiet", state->quiet, "no progress lines");
   cmd->add_flag("--keep-going", state->keep_going,
                 "run the good points when some fail their checks (recorded as failed) instead of refusing the sweep");

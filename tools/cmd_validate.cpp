@@ -126,8 +126,11 @@ Command add_validate_command(CLI::App& epsim) {
   app->add_option("--chunks", state->pipeline_chunks, "pipelined chunks per kernel stage (as `run`'s hierarchical)")
       ->check(integer_at_least(1))
       ->capture_default_str();
-  app->add_option("--nvlink-row", state->nvlink_row, "EP of the row calibrating node.link_efficiency instead of the file's");
-  app->add_option("--rdma-row", state->rdma_row, "EP of the row calibrating scaleout.nic_efficiency instead of the file's");
+  // A row's EP, in the range the measurement file reads it (row[i].ep).
+  app->add_option("--nvlink-row", state->nvlink_row, "EP of the row calibrating node.link_efficiency instead of the file's")
+      ->check(integer_in(1, 1 << 16));
+  app->add_option("--rdma-row", state->rdma_row, "EP of the row calibrating scaleout.nic_efficiency instead of the file's")
+      ->check(integer_in(1, 1 << 16));
   app->add_option("-o,--output", state->output, "also write the table to this file");
   app->add_flag("--json", state->json, "print per row and kernel measured/simulated GB/s and us, error, as JSON");
   app->add_flag("--check", state->check,

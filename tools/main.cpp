@@ -2,13 +2,33 @@
 // 0 success, 1 a run that failed or a bug (InternalError: "epsim: internal
 // error: ..."), 2 bad input (InputError, one line on stderr).
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "tools/command.hpp"
 #include "tools/output_file.hpp"
+
+namespace {
+
+// The option of the parsed command line whose value is `path`, or "" (a
+// positional argument by its name: "platform", "spec").
+std::string option_naming(const CLI::App& app, const std::string& path) {
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& value : o->results())
+      if (value == path) return o->get_name();
+  }
+  for (const CLI::App* sub : app.get_subcommands()) {
+    const std::string name = option_naming(*sub, path);
+    if (!name.empty()) return name;
+  }
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace epsim;
@@ -47,9 +67,13 @@ int main(int argc, char** argv) {
       return code;
     }
   } catch (const InputError& e) {
+    // A file that cannot be read is told at the option that named it.
+    const auto* file = dynamic_cast<const FileError*>(&e);
+    const std::string option = file ? option_naming(epsim_app, file->path()) : "";
+    const InputError told = option.empty() ? e : named_at(*file, {}, option);
     // Option errors carry no file: prefix the program name, as for CLI11's own errors.
-    if (e.where().file.empty()) std::cerr << "epsim: ";
-    std::cerr << e.what() << "\n";
+    if (told.where().file.empty()) std::cerr << "epsim: ";
+    std::cerr << told.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
     // InternalError (a broken contract), a SimGrid failure, bad_alloc: none

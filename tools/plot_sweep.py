@@ -4,12 +4,20 @@
     tools/plot_sweep.py RESULTS.jsonl [--x AXIS] [--out DIR] [--trace TRACE.json]
 
 step_time.{png,svg}   simulated step time vs the axis, next to its lower bound
-                      (markers say which bound binds: critical path or rank streams)
-ratio.{png,svg}       sim / bound vs the axis
+                      (markers say which bound binds: critical path or rank streams);
+                      the y axis fits the data (a 9 % difference is visible)
+ratio.{png,svg}       sim / bound vs the axis, each point labelled (x1.003)
 phases.{png,svg}      where the step goes, per point: compute per phase, exposed
                       communication and idle time of the mean rank, stacked to the
                       simulated step time (marked), beside the step's lower bound
+throughput.{png,svg}  tokens/s per NPU, MFU and the memory headroom per rank
+                      (HBM capacity - peak) vs the axis
 timeline.{png,svg}    (with --trace) Gantt chart of one run (plot_timeline.py)
+
+Points that do not fit in HBM are never dropped: a point refused for it
+(status failed, "does not fit") is an X at the foot of every plot along the
+axis, one simulated anyway (memory.allow_oversubscribed) a red ring; both
+have their legend entry.
 
 The x axis is --x, else the first axis of the spec whose value varies (an
 axis zipped with an earlier one is not a choice of its own); numbers are
@@ -45,6 +53,11 @@ class PlotError(Exception):
 
 
 def latest_ok_records(path):
+    return [r for r in latest_records(path) if r.get("status") == "ok"]
+
+
+def latest_records(path):
+    """The latest record of every point, ok or failed, by point index."""
     latest = {}
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -55,8 +68,17 @@ def latest_ok_records(path):
             except json.JSONDecodeError:
                 continue
             latest[record.get("key")] = record
-    ok = [r for r in latest.values() if r.get("status") == "ok"]
-    return sorted(ok, key=lambda r: r["point"])
+    return sorted(latest.values(), key=lambda r: r["point"])
+
+
+def refused_for_memory(records):
+    """Failed points whose error is the memory-fit refusal (they have no result)."""
+    return [r for r in records if r.get("status") == "failed" and "does not fit" in r.get("error", "")]
+
+
+def oversubscribed(r):
+    """An ok point simulated although a rank does not fit in HBM."""
+    return r.get("result", {}).get("memory", {}).get("fits") is False
 
 
 def axis_keys(records):
@@ -157,12 +179,18 @@ class XAxis:
             ax.set_xticklabels([str(c) for c in self.categories])
             ax.set_xlim(-0.5, len(self.categories) - 0.5)
             return
-        xs = [self.of(r) for r in records]
-        if all(isinstance(x, int) and x > 0 and x & (x - 1) == 0 for x in xs) and len(set(xs)) > 2:
+        if self.log2(records):
             ax.set_xscale("log", base=2)
-            ax.set_xticks(sorted(set(xs)))
+            ax.set_xticks(sorted({self.of(r) for r in records}))
             ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
             ax.get_xaxis().set_minor_locator(matplotlib.ticker.NullLocator())
+            ax.set_xlabel(f"{self.axis} (log2 scale)")
+
+    def log2(self, records):
+        """Powers of two (EP, node counts), two values or more: on a log2 axis."""
+        xs = [self.of(r) for r in records]
+        return (self.numeric and self.axis is not None and len(set(xs)) >= 2 and
+                all(isinstance(x, int) and x > 0 and x & (x - 1) == 0 for x in xs))
 
 
 def step_of(r):
@@ -229,8 +257,36 @@ def save(fig, out_dir, name):
     print(os.path.join(out_dir, f"{name}.png"))
 
 
-def plot_step_time(records, x, out_dir):
+def fitted_ylim(ax, values, include=()):
+    """y limits around `values` (and `include`), padded by 8 % of their range,
+    never forced to 0, so that small differences stay visible."""
+    vs = [v for v in list(values) + list(include) if v is not None]
+    if not vs:
+        return
+    lo, hi = min(vs), max(vs)
+    pad = (hi - lo) * 0.08 or abs(hi) * 0.05 or 1.0
+    ax.set_ylim(lo - pad, hi + pad)
+
+
+def mark_infeasible(ax, x, refused, at_y):
+    """X at y = at_y for points refused for memory (their x), and a legend entry."""
+    xs = [x.of(r) for r in refused if x.axis is None or r.get("coordinates", {}).get(x.axis) is not None]
+    if xs:
+        ax.plot(xs, [at_y] * len(xs), "X", color="crimson", markersize=9, linestyle="none", zorder=5,
+                label="does not fit in HBM (refused)")
+
+
+def mark_oversubscribed(ax, xs, ys, flags):
+    pts = [(xv, yv) for xv, yv, f in zip(xs, ys, flags) if f]
+    if pts:
+        ax.plot(*zip(*pts), "o", markersize=12, markerfacecolor="none", markeredgecolor="crimson",
+                markeredgewidth=1.5, linestyle="none", zorder=5,
+                label="does not fit in HBM (simulated anyway)")
+
+
+def plot_step_time(records, x, out_dir, refused=()):
     fig, ax = plt.subplots(figsize=(8, 4.2))
+    values = []
     for label, rs in series(records, x.axis):
         rs = x.sort(rs)
         xs = [x.of(r) for r in rs]
@@ -238,37 +294,57 @@ def plot_step_time(records, x, out_dir):
         suffix = f" ({label})" if label else ""
         line, = ax.plot(xs, [s["sim_s"] * 1e3 for s in steps], "o-", label=f"simulated{suffix}")
         ax.plot(xs, [s["bound_s"] * 1e3 for s in steps], "--", color=line.get_color(), alpha=0.7)
+        values += [s["sim_s"] * 1e3 for s in steps] + [s["bound_s"] * 1e3 for s in steps]
+        mark_oversubscribed(ax, xs, [s["sim_s"] * 1e3 for s in steps], [oversubscribed(r) for r in rs])
         for binds in BOUND_MARKERS:
             pts = [(xv, s["bound_s"] * 1e3) for xv, s in zip(xs, steps) if binding_bound(s) == binds]
             if pts:
                 ax.plot(*zip(*pts), BOUND_MARKERS[binds], color=line.get_color(), linestyle="none",
                         label=bound_label(binds) + suffix)
-    x.style(ax, records)
-    ax.set_ylim(bottom=0)
+    fitted_ylim(ax, values)
+    mark_infeasible(ax, x, refused, ax.get_ylim()[0])
+    x.style(ax, list(records) + list(refused))
     ax.set_ylabel("step time (ms)")
     ax.set_title("Training step: simulated vs analytic lower bound", fontsize=10)
     ax.grid(True, alpha=0.3)
     legend_outside(ax)
+    labels = ax.get_legend_handles_labels()[1]
     save(fig, out_dir, "step_time")
+    return labels
 
 
-def plot_ratio(records, x, out_dir):
+def ratio_of(r):
+    step = step_of(r)
+    return step["sim_s"] / step["bound_s"]
+
+
+def plot_ratio(records, x, out_dir, refused=()):
     fig, ax = plt.subplots(figsize=(8, 4.2))
     labelled = False
+    ratios = []
     for label, rs in series(records, x.axis):
         rs = x.sort(rs)
-        ax.plot([x.of(r) for r in rs], [step_of(r)["sim_s"] / step_of(r)["bound_s"] for r in rs], "o-",
-                label=label or None)
+        xs, ys = [x.of(r) for r in rs], [ratio_of(r) for r in rs]
+        ax.plot(xs, ys, "o-", label=label or None)
+        for xv, yv in zip(xs, ys):  # the figure the report prints, at each point
+            ax.annotate(f"x{yv:.3f}", (xv, yv), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
+        mark_oversubscribed(ax, xs, ys, [oversubscribed(r) for r in rs])
+        ratios += ys
         labelled |= bool(label)
-    x.style(ax, records)
     ax.axhline(1.0, color="grey", lw=0.8)
-    ax.set_ylim(bottom=0)
+    # Around the ratios and 1 (on the bound), never from 0: x1.003 and x1.137 must look apart.
+    fitted_ylim(ax, ratios, include=[1.0])
+    mark_infeasible(ax, x, refused, ax.get_ylim()[0])
+    labelled |= bool(refused) or any(oversubscribed(r) for r in records)
+    x.style(ax, list(records) + list(refused))
     ax.set_ylabel("sim / bound (step time)")
     ax.set_title("How far the simulated step sits above its lower bound (1 = on the bound)", fontsize=10)
     ax.grid(True, alpha=0.3)
     if labelled:
         legend_outside(ax)
+    limits = ax.get_ylim()
     save(fig, out_dir, "ratio")
+    return limits
 
 
 def plot_phases(records, x, out_dir):
@@ -283,11 +359,12 @@ def plot_phases(records, x, out_dir):
         for name, _ in parts:
             if name not in names:
                 names.append(name)
-    colours = kind_colours()
+    colours = kind_colours(records[0]["result"].get("task_kinds", []))
     styles = {EXPOSED: dict(color="#3b3b6d", hatch="//", edgecolor="white", linewidth=0),
               IDLE: dict(color="#e0e0e0", edgecolor="#a0a0a0", linewidth=0.5)}
     varying = [k for k in axis_keys(records) if len(values_of(records, k)) > 1]
     labels = ["\n".join(str(r["coordinates"][k]) for k in varying) or str(r["point"]) for r in records]
+    labels = [f"{label}\n(does not fit)" if oversubscribed(r) else label for label, r in zip(labels, records)]
     fig, ax = plt.subplots(figsize=(max(7.5, 0.8 * len(records) + 4), 4.6))
     bottom = [0.0] * len(records)
     handles = []
@@ -319,6 +396,50 @@ def plot_phases(records, x, out_dir):
     save(fig, out_dir, "phases")
 
 
+def throughput_of(result):
+    """(tokens/s per NPU, MFU in %, memory headroom per rank in GB: HBM
+    capacity - peak, negative when a rank does not fit) of a report; None for
+    what the report lacks (no batch, no memory check)."""
+    t = result.get("throughput", {})
+    m = result.get("memory", {})
+    headroom = None
+    if "capacity_bytes" in m and "peak_bytes_per_rank" in m and m["capacity_bytes"] > 0:
+        headroom = (m["capacity_bytes"] - m["peak_bytes_per_rank"]) / 1e9
+    mfu = t.get("mfu")
+    return t.get("tokens_per_s_per_npu"), None if mfu is None else 100 * mfu, headroom
+
+
+def plot_throughput(records, x, out_dir, refused=()):
+    """Three panels along the axis: tokens/s per NPU, MFU, memory headroom."""
+    panels = [("tokens/s per NPU", 0), ("MFU (%)", 1), ("HBM headroom per rank (GB)", 2)]
+    fig, axes = plt.subplots(3, 1, figsize=(8, 8.4), sharex=True)
+    for ax, (ylabel, i) in zip(axes, panels):
+        values = []
+        for label, rs in series(records, x.axis):
+            rs = x.sort(rs)
+            pts = [(x.of(r), throughput_of(r["result"])[i], oversubscribed(r)) for r in rs]
+            pts = [p for p in pts if p[1] is not None]
+            if not pts:
+                continue
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=label or None)
+            mark_oversubscribed(ax, [p[0] for p in pts], [p[1] for p in pts], [p[2] for p in pts])
+            values += [p[1] for p in pts]
+        if i == 2:
+            ax.axhline(0.0, color="crimson", lw=0.8, ls=":")  # below: does not fit
+            values.append(0.0)
+        fitted_ylim(ax, values)
+        mark_infeasible(ax, x, refused, ax.get_ylim()[0])
+        ax.set_ylabel(ylabel, fontsize=9)
+        ax.grid(True, alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            legend_outside(ax)
+    x.style(axes[-1], list(records) + list(refused))
+    axes[0].set_title("Throughput and memory headroom per point (headroom < 0: does not fit)", fontsize=10)
+    labels = [ax.get_legend_handles_labels()[1] for ax in axes]
+    save(fig, out_dir, "throughput")
+    return labels
+
+
 def main():
     parser = argparse.ArgumentParser(description="plots of an epsim sweep")
     parser.add_argument("results", help="the sweep's results file (JSON lines)")
@@ -328,16 +449,19 @@ def main():
     args = parser.parse_args()
     if not os.path.exists(args.results):
         sys.exit(f"plot_sweep: error: {args.results}: no such file")
-    records = latest_ok_records(args.results)
+    everything = latest_records(args.results)
+    records = [r for r in everything if r.get("status") == "ok"]
+    refused = refused_for_memory(everything)
     if not records:
         sys.exit(f"plot_sweep: error: {args.results}: no finished point to plot")
     out_dir = args.out or os.path.dirname(os.path.abspath(args.results))
     os.makedirs(out_dir, exist_ok=True)
     try:
-        x = XAxis(records, pick_axis(records, args.x))
-        plot_step_time(records, x, out_dir)
-        plot_ratio(records, x, out_dir)
+        x = XAxis(records + refused, pick_axis(records, args.x))
+        plot_step_time(records, x, out_dir, refused)
+        plot_ratio(records, x, out_dir, refused)
         plot_phases(records, x, out_dir)
+        plot_throughput(records, x, out_dir, refused)
         if args.trace:
             plot_timeline(args.trace, out_dir)
     except (PlotError, ValueError) as e:

@@ -6,8 +6,10 @@
 Rows are the streams (compute, EP communication, DP communication) of a few
 ranks chosen to differ: by default the ranks with the largest, the median
 and the smallest compute busy time; --ranks names them instead. Bars are
-coloured by task kind, waits are pale, a line marks the end of the step.
-Writes timeline.png and timeline.svg.
+coloured by task kind (every kind the trace lists in its otherData.task_kinds,
+pipeline p2p and TP all-reduce included); waits for peers are a thin grey
+strip under their row, so they never hide the transfers; a line marks the end
+of the step. Writes timeline.png and timeline.svg.
 
 Fast on large traces: the trace is read once, only the chosen rows are
 drawn, and each (row, kind) is one matplotlib collection, not one per event.
@@ -22,32 +24,35 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-KINDS = ["attention", "gate", "dense FFN", "shared expert", "expert GEMM", "dispatch", "combine",
-         "gradient sync", "optimizer", "wait"]
+WAIT = "wait (for peers)"
 STREAMS = 3  # tracks per NPU in the trace: tid = local NPU x STREAMS + stream + 1 (sim/report/trace.cpp)
 
 
-def kind_colours():
-    """One colour per task kind, shared by the timeline and the sweep's phase bars."""
-    return {k: plt.get_cmap("tab10")(i % 10) for i, k in enumerate(KINDS)}
+def kind_colours(kinds):
+    """One colour per task kind label, by its place in `kinds` (the task kinds
+    as epsim lists them in a trace's otherData or a report's task_kinds), so
+    that the timeline and the sweep's phase bars agree."""
+    cmap = plt.get_cmap("tab20")
+    return {k: cmap(i % 20) for i, k in enumerate(kinds)}
 
 
-def kind_of(event):
+def kind_of(event, kinds):
+    """The task kind label of a slice, from its name ("L3 dispatch fwd mb1");
+    the longest label that matches wins ("TP all-reduce" over "all-reduce")."""
+    if event.get("cat") == "wait":
+        return WAIT
     name = event.get("name", "")
-    if event.get("cat") == "wait" or name.startswith("wait"):
-        return "wait"
-    for kind in KINDS:
-        if kind in name:
-            return kind
-    return event.get("cat", "other")
+    matches = [k for k in kinds if k in name]
+    return max(matches, key=len) if matches else event.get("cat", "other")
 
 
 class Trace:
     """The stream events of one trace, grouped by track and by rank.
 
+    kinds:   the task kind labels, from the trace's otherData.task_kinds
     rows:    (pid, tid) -> list of "X" events on that track
     names:   (pid, tid) -> track name ("npu3 compute")
-    rank_of: (pid, tid) -> the rank whose stream it is
+    rank_of: (pid, tid) -> the rank whose stream it is (the track's metadata)
     compute_busy_s: rank -> sum of its compute events' durations (s)
     step_s:  end of the last event (s)
     """
@@ -55,10 +60,13 @@ class Trace:
     def __init__(self, path):
         with open(path, encoding="utf-8") as f:
             trace = json.load(f)
-        events = trace["traceEvents"] if isinstance(trace, dict) else trace
+        if not isinstance(trace, dict) or "task_kinds" not in trace.get("otherData", {}):
+            raise ValueError(f"{path}: no otherData.task_kinds: not a trace of this epsim (`epsim run --trace`)")
+        self.kinds = trace["otherData"]["task_kinds"]
         self.rows, self.names, self.rank_of, self.compute_busy_s = {}, {}, {}, {}
         self.step_s = 0.0
-        for e in events:
+        compute_s = {}  # track -> compute busy time
+        for e in trace["traceEvents"]:
             ph = e.get("ph")
             if ph == "X":
                 key = (e["pid"], e["tid"])
@@ -66,19 +74,18 @@ class Trace:
                 end_us = e["ts"] + e["dur"]
                 if end_us > self.step_s * 1e6:
                     self.step_s = end_us / 1e6
-                args = e.get("args")
-                if args and "rank" in args:
-                    rank = args["rank"]
-                    self.rank_of[key] = rank
-                    if e.get("cat") == "compute":
-                        self.compute_busy_s[rank] = self.compute_busy_s.get(rank, 0.0) + e["dur"] / 1e6
+                if e.get("cat") == "compute":
+                    compute_s[key] = compute_s.get(key, 0.0) + e["dur"] / 1e6
             elif ph == "M" and e.get("name") == "thread_name":
-                self.names[(e["pid"], e["tid"])] = e["args"]["name"]
-        # Every track of an NPU belongs to the rank seen on any of its tracks.
-        npu_rank = {(pid, (tid - 1) // STREAMS): r for (pid, tid), r in self.rank_of.items()}
-        for pid, tid in self.rows:
-            if (pid, (tid - 1) // STREAMS) in npu_rank:
-                self.rank_of[(pid, tid)] = npu_rank[(pid, (tid - 1) // STREAMS)]
+                key = (e["pid"], e["tid"])
+                self.names[key] = e["args"]["name"]
+                if "rank" in e["args"]:
+                    self.rank_of[key] = e["args"]["rank"]
+        for key, busy in compute_s.items():
+            rank = self.rank_of[key]
+            self.compute_busy_s[rank] = self.compute_busy_s.get(rank, 0.0) + busy
+        for rank in set(self.rank_of.values()):
+            self.compute_busy_s.setdefault(rank, 0.0)
 
     def ranks(self):
         return sorted(set(self.rank_of.values()))
@@ -101,7 +108,8 @@ def differing_ranks(compute_busy_s):
 
 def plot_timeline(trace_path, out_dir, ranks=None):
     """Draws the chart; `ranks` (list of int) overrides the chosen ranks.
-    Returns the ranks drawn. Raises ValueError for a rank not in the trace."""
+    Returns (the ranks drawn, the legend's labels). Raises ValueError for a
+    rank not in the trace."""
     trace = Trace(trace_path)
     if ranks:
         missing = [r for r in ranks if r not in set(trace.ranks())]
@@ -115,18 +123,20 @@ def plot_timeline(trace_path, out_dir, ranks=None):
     for rank, why in chosen:
         for key in sorted(k for k, r in trace.rank_of.items() if r == rank):
             keys.append((key, rank, why))
-    colours = kind_colours()
+    colours = kind_colours(trace.kinds)
     height_in = 0.32 * len(keys) + 1.6
     fig, ax = plt.subplots(figsize=(11, height_in))
     used = set()
     for y, (key, _, _) in enumerate(keys):
         by_kind = {}
-        for e in trace.rows[key]:
-            by_kind.setdefault(kind_of(e), []).append((e["ts"] / 1e3, max(e["dur"], 1e-3) / 1e3))
+        for e in trace.rows.get(key, []):
+            by_kind.setdefault(kind_of(e, trace.kinds), []).append((e["ts"] / 1e3, max(e["dur"], 1e-3) / 1e3))
         for kind, spans in by_kind.items():
             used.add(kind)
-            ax.broken_barh(spans, (y - 0.4, 0.8), color=colours.get(kind, "grey"),
-                           alpha=0.35 if kind == "wait" else 0.95, linewidth=0)
+            if kind == WAIT:  # a thin strip under the row: a wait never covers a slice
+                ax.broken_barh(spans, (y + 0.27, 0.13), color="#8c8c8c", linewidth=0, zorder=1)
+            else:
+                ax.broken_barh(spans, (y - 0.4, 0.65), color=colours.get(kind, "grey"), linewidth=0, zorder=2)
     ax.axvline(trace.step_s * 1e3, color="black", lw=1.0, ls="--")
     ax.set_xlim(0, trace.step_s * 1e3 * 1.02)
     labels, previous = [], None
@@ -148,15 +158,17 @@ def plot_timeline(trace_path, out_dir, ranks=None):
                  f"{len(trace.ranks())} ranks, chosen by compute busy time" if not ranks else
                  f"Timeline of one step ({trace.step_s * 1e3:.5g} ms, dashed line): ranks {', '.join(map(str, ranks))}"
                  f" of {len(trace.ranks())}", fontsize=10)
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k], alpha=0.35 if k == "wait" else 0.95)
-               for k in KINDS if k in used]
-    ax.legend(handles, [k for k in KINDS if k in used], fontsize=7, ncol=1, loc="upper left",
-              bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    shown = [k for k in trace.kinds if k in used]
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in shown]
+    if WAIT in used:
+        shown.append(WAIT)
+        handles.append(plt.Rectangle((0, 0), 1, 0.3, color="#8c8c8c"))
+    ax.legend(handles, shown, fontsize=7, ncol=1, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     for ext in ("png", "svg"):
         fig.savefig(os.path.join(out_dir, f"timeline.{ext}"), dpi=110, bbox_inches="tight")
     plt.close(fig)
     print(os.path.join(out_dir, "timeline.png"))
-    return [r for r, _ in chosen]
+    return [r for r, _ in chosen], shown
 
 
 def parse_ranks(text):

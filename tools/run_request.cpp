@@ -26,16 +26,20 @@ void add_run_options(CLI::App& cmd, RunOptions& r) {
                  "others to the platform; prefix workload. or platform. to choose");
   add_ep_seed_options(cmd, r.ep, r.seed);
   cmd.add_option("--schedule", r.schedule, "serial (no overlap) or overlap (two micro-batches)")
+      ->check(one_of(app::name_list(app::kScheduleNames)))
       ->capture_default_str();
   cmd.add_option("--algorithm", r.algorithm,
                  "dispatch/combine: direct, hierarchical (DeepEP-style relay, pipelined) or low-latency (one message "
                  "per token and expert); default hierarchical "
-                 "where the scale-out path is slower than the scale-up fabric");
+                 "where the scale-out path is slower than the scale-up fabric")
+      ->check(one_of(app::name_list(app::kAlltoallNames)));
   cmd.add_option("--fidelity", r.fidelity,
                  "dispatch/combine timing: per-flow (one activity per rank pair, up to 16 ranks) or aggregated "
-                 "(default above 8 ranks)");
+                 "(default above 8 ranks)")
+      ->check(one_of(app::name_list(app::kFidelityNames)));
   cmd.add_option("--all-reduce", r.all_reduce,
                  "group collectives (gradient sync, TP): ring or hierarchical (mesh in the node on a full-mesh fabric)")
+      ->check(one_of(app::name_list(app::kAllReduceNames)))
       ->capture_default_str();
   cmd.add_flag("--allow-oversubscribed-memory", r.allow_oversubscribed_memory,
                "simulate the step even when a rank's memory exceeds its HBM (same as --set "
@@ -43,6 +47,7 @@ void add_run_options(CLI::App& cmd, RunOptions& r) {
   cmd.add_option("--exact", r.exact,
                  "auto: replay one of a stage's identical EP groups and carry the pipeline's steady state in closed "
                  "form where that is exact; full: replay every rank and micro-batch")
+      ->check(one_of(app::name_list(app::kExactnessNames)))
       ->capture_default_str();
   cmd.add_flag("--simgrid-log", r.simgrid_log, "keep SimGrid's own log output");
   cmd.add_option("--cfg", r.simgrid_config,

@@ -45,17 +45,19 @@ double read_share(TableReader& t, std::string_view key) {
   return v;
 }
 
-// A share of a line rate (or of a peak: `what`) in (0, 1], default 1 (the rate itself).
+// A share of a line rate (or of a peak: `what`) inside the physical range of
+// an efficiency, default 1 (the rate itself).
 double read_efficiency(TableReader& t, std::string_view key, const char* what = "a share of the line rate") {
   const toml::node* n = t.node(key);
   if (!n) return 1;
   if (!n->is_number()) t.number(key, 0, 1);  // fails with the type found
   const double v = n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
-  if (!(v > 0 && v <= 1)) t.fail(key, fmt::format("expected {} in (0, 1], got {:g}", what, v));
+  if (!physical_range_problem(Physical::kEfficiency, v).empty())
+    t.fail(key, fmt::format("expected {} in {}, got {:g}", what, describe_range(Physical::kEfficiency), v));
   return v;
 }
 
-// A kernel class's efficiency in (0, 1] (default 1) and its optional half rows.
+// A kernel class's efficiency (default 1) and its optional half rows.
 KernelClassEfficiency read_kernel_class(TableReader& t, const std::string& key) {
   KernelClassEfficiency e;
   e.max = read_efficiency(t, key, "an efficiency");
@@ -88,14 +90,49 @@ NpuSpec read_npu(TableReader t) {
   npu.hbm_capacity_bytes = t.quantity("hbm_capacity", Quantity::kBytes);
   npu.comm_compute_share = read_share(t, "comm_compute_share");
   npu.comm_peer_cost_s = latency_or_zero(t, "comm_peer_cost");
+  npu.dies = static_cast<int>(t.integer_or("dies", 1, 1, 16));
+  npu.rank_per_die = t.choice_or("rank", "package", {"package", "die"}) == "die";
+  if (npu.rank_per_die && npu.dies < 2)
+    t.fail("rank", "\"die\" needs npu.dies >= 2 (the dies of one package)");
   t.finish();
   return npu;
 }
 
+// npu.rank = "die": one rank per die. Every per-package figure is split
+// evenly over the dies and every node holds `dies` times as many ranks, so
+// the package's totals are kept. A full-mesh node's pair links are not
+// per package, so a die split there is refused.
+void split_into_dies(ClusterSpec& spec, const toml::table& root) {
+  NpuSpec& npu = spec.npu;
+  if (!npu.rank_per_die) return;
+  const double d = npu.dies;
+  if (!spec.supernode && spec.node.fabric == NodeFabricKind::kMesh) {
+    TableReader t(*root.get("npu")->as_table(), "npu");
+    t.fail("rank", "\"die\" is modelled for switched nodes and supernodes (a port per package); a full-mesh "
+                   "node's pair links are not per package");
+  }
+  for (double* per_package : {&npu.flops_bf16, &npu.flops_fp8, &npu.flops_int8, &npu.hbm_bandwidth_Bps,
+                              &npu.hbm_capacity_bytes})
+    *per_package /= d;
+  if (spec.supernode) spec.supernode->port_bandwidth_Bps /= d;
+  if (!spec.supernode) spec.node.link_bandwidth_Bps /= d;  // the package's port into the node switch
+  if (spec.scaleout && spec.scaleout->nic_per_npu) spec.scaleout->nic_bandwidth_Bps /= d;
+  spec.node.npus *= npu.dies;
+  if (static_cast<std::int64_t>(spec.node.count) * spec.node.npus > kMaxClusterNpus ||
+      spec.node.npus > kMaxNodeNpus)
+    throw InputError(spec.node.npus_given_at, "node.npus",
+                     fmt::format("{} packages of {} dies per node: {} ranks per node, {} in all, above what epsim "
+                                 "models ({} per node, {} in all)",
+                                 spec.node.npus / npu.dies, npu.dies, spec.node.npus,
+                                 static_cast<std::int64_t>(spec.node.count) * spec.node.npus, kMaxNodeNpus,
+                                 kMaxClusterNpus));
+}
+
 NodeSpec read_node(TableReader t, bool supernode) {
   NodeSpec node;
-  node.npus = static_cast<int>(t.integer("npus", 1, 4096));
+  node.npus = static_cast<int>(t.integer("npus", 1, kMaxNodeNpus));
   node.count = static_cast<int>(t.integer("count", 1, 65536));
+  node.npus_given_at = location_of(*t.node("npus"));
   node.count_given_at = location_of(*t.node("count"));
   // The largest clusters built today have ~10^5 accelerators; beyond this the
   // topology graph alone (names, links, routes) costs gigabytes.
@@ -173,6 +210,7 @@ ClusterSpec read_cluster_spec(const toml::table& root_table, const std::string& 
   if (auto t = root.optional_table("supernode")) spec.supernode = read_supernode(*t);
   if (auto t = root.optional_table("compute")) spec.compute = read_compute(*t);
   root.finish();
+  split_into_dies(spec, root_table);
 
   if (spec.node.count > 1 && !spec.scaleout && !spec.supernode) {
     TableReader node(*root_table.get("node")->as_table(), "node");
@@ -180,6 +218,11 @@ ClusterSpec read_cluster_spec(const toml::table& root_table, const std::string& 
                            " nodes but neither [scaleout] nor [supernode] connects them");
   }
   return spec;
+}
+
+std::string npu_description(const NpuSpec& npu) {
+  if (!npu.rank_per_die) return npu.model;
+  return fmt::format("{}{}a rank per die ({} per package)", npu.model, npu.model.empty() ? "" : ", ", npu.dies);
 }
 
 ClusterSpec load_cluster_spec(const std::string& file_or_preset, const std::vector<std::string>& overrides) {

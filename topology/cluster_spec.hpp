@@ -24,7 +24,16 @@ struct NpuSpec {
   // s, >= 0: a dispatch/combine kernel's fixed cost per peer and phase
   // (count exchange, notify, per-peer handshakes; docs/simulator.md).
   double comm_peer_cost_s = 0;
+  // A package of `dies` dies (a 910C has 2). The file gives every figure per
+  // package; with rank_per_die (npu.rank = "die") a rank is one die and the
+  // reader divides the package's figures by `dies` (FLOP rates, HBM,
+  // its port or NIC) and multiplies node.npus by it.
+  int dies = 1;
+  bool rank_per_die = false;
 };
+
+// "Ascend 910C" or "Ascend 910C, a rank per die (2 per package)": what a rank is, for reports.
+std::string npu_description(const NpuSpec& npu);
 
 // comm_compute_share must stay below this (a communication kernel holding
 // all of an NPU would starve its compute): the TOML reader and the platform
@@ -35,23 +44,26 @@ inline constexpr double kCommComputeShareLimit = 1;
 // (HCCS); `kSwitch`: one port per NPU into a switch (NVSwitch).
 enum class NodeFabricKind { kMesh, kSwitch };
 
-// The most NPUs a cluster may have (node.npus x node.count): 2^17.
+// The most NPUs a cluster may have (node.npus x node.count): 2^17; a node, 2^12.
 inline constexpr std::int64_t kMaxClusterNpus = 131072;
+inline constexpr std::int64_t kMaxNodeNpus = 4096;
 
 struct NodeSpec {
   int npus = 0;   // NPUs per node, >= 1
   int count = 0;  // nodes in the cluster, >= 1
-  SourceLocation count_given_at;  // where `count` was read (file:line:col, or "--set ..."), for placement errors
+  // Where `npus` and `count` were read (file:line:col, or "--set ..."), for placement and memory errors.
+  SourceLocation npus_given_at;
+  SourceLocation count_given_at;
   NodeFabricKind fabric = NodeFabricKind::kMesh;
   double link_bandwidth_Bps = 0;  // line rate per pair (mesh) or per port (switch), each direction
-  double link_efficiency = 1;     // (0, 1]: share of the line rate a transfer achieves
+  double link_efficiency = 1;     // [0.001, 1]: share of the line rate a transfer achieves
   double link_latency_s = 0;
   double effective_link_bandwidth_Bps() const { return link_efficiency * link_bandwidth_Bps; }
   double switch_latency_s = 0;  // switch fabric only, >= 0
 };
 
 // Efficiency keys (`node.link_efficiency`, `scaleout.nic_efficiency`) are
-// read in (0, 1]; the topology builds its links at the effective rate.
+// read in [0.001, 1] (core/physical_ranges.hpp); the topology builds its links at the effective rate.
 inline constexpr const char* kLinkEfficiencyKey = "node.link_efficiency";
 inline constexpr const char* kNicEfficiencyKey = "scaleout.nic_efficiency";
 inline constexpr const char* kLowLatencyEfficiencyKey = "scaleout.low_latency_efficiency";
@@ -66,10 +78,10 @@ struct ScaleoutSpec {
   ScaleoutKind kind = ScaleoutKind::kSwitch;
   bool nic_per_npu = true;       // false: one NIC per node, shared by its NPUs
   double nic_bandwidth_Bps = 0;  // line rate, each direction
-  double nic_efficiency = 1;     // (0, 1]: share of the line rate a transfer achieves
+  double nic_efficiency = 1;     // [0.001, 1]: share of the line rate a transfer achieves
   double nic_latency_s = 0;
   double effective_nic_bandwidth_Bps() const { return nic_efficiency * nic_bandwidth_Bps; }
-  // (0, 1]: share of the NIC line rate the low-latency dispatch/combine
+  // [0.001, 1]: share of the NIC line rate the low-latency dispatch/combine
   // kernel's one-write-per-(token, expert) RDMA traffic achieves; absent:
   // nic_efficiency (docs/validation.md, "Low-latency kernels").
   double low_latency_efficiency = 1;
@@ -82,7 +94,7 @@ struct ScaleoutSpec {
 // port into one switch; in-node and cross-node traffic both use it.
 struct SupernodeSpec {
   double port_bandwidth_Bps = 0;  // line rate, each direction
-  double port_efficiency = 1;     // (0, 1]: share of the line rate a transfer achieves
+  double port_efficiency = 1;     // [0.001, 1]: share of the line rate a transfer achieves
   double effective_port_bandwidth_Bps() const { return port_efficiency * port_bandwidth_Bps; }
   double port_latency_s = 0;
   double switch_latency_s = 0;  // >= 0
@@ -92,7 +104,7 @@ struct SupernodeSpec {
 // (docs/platform.md, "Compute efficiency"). The defaults (1, no shape
 // dependence, no launch overhead) are the plain roofline.
 struct KernelClassEfficiency {
-  double max = 1;        // (0, 1]: share of the dtype's FLOP peak on large shapes
+  double max = 1;        // [0.001, 1]: share of the dtype's FLOP peak on large shapes
   double half_rows = 0;  // >= 0: rows M at which the efficiency is half of max: max x M / (M + half_rows)
   double at(double rows) const { return half_rows > 0 && rows > 0 ? max * rows / (rows + half_rows) : max; }
 };
@@ -101,8 +113,8 @@ struct ComputeSpec {
   KernelClassEfficiency dense_gemm;    // attention-free dense GEMMs: router, dense FFN, shared expert, output head
   KernelClassEfficiency grouped_gemm;  // the routed experts' grouped GEMM (rows per expert)
   KernelClassEfficiency attention;     // the attention task: projections and the core
-  double elementwise = 1;  // (0, 1]: share of the HBM bandwidth memory-bound kernels (and every kernel's bytes) reach
-  double optimizer = 1;    // (0, 1]: the same for the optimizer step
+  double elementwise = 1;  // [0.001, 1]: share of the HBM bandwidth memory-bound kernels (and every kernel's bytes) reach
+  double optimizer = 1;    // [0.001, 1]: the same for the optimizer step
   double launch_overhead_s = 0;  // >= 0, per kernel launched
 };
 

@@ -99,6 +99,13 @@ void connect_all(PlanZone& parent, const std::vector<std::string>& zones,
 
 }  // namespace
 
+std::vector<PlanHost> plan_npu_hosts(const TopologyGraph& topo) {
+  std::vector<PlanHost> hosts;
+  for (int n = 0; n < topo.spec().node.count; ++n)
+    for (int i = 0; i < topo.spec().node.npus; ++i) hosts.push_back(npu_host(topo, n, i));
+  return hosts;
+}
+
 PlatformPlan make_platform_plan(const TopologyGraph& topo) {
   const ClusterSpec& spec = topo.spec();
   const Graph& g = topo.graph();

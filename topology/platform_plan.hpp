@@ -56,4 +56,9 @@ struct PlatformPlan {
 // Route count grows with nodes, never with NPU pairs across nodes.
 PlatformPlan make_platform_plan(const TopologyGraph& topo);
 
+// The plan's NPU hosts alone, in rank order (node by node): what a builder
+// that lays out its own routes needs, without the plan's routes (a node of
+// n NPUs has n^2/2 of them).
+std::vector<PlanHost> plan_npu_hosts(const TopologyGraph& topo);
+
 }  // namespace epsim::topology

@@ -72,17 +72,18 @@ int diameter_hops_every_npu(const TopologyGraph& topo) {
 int diameter_hops(const TopologyGraph& topo) {
   // Every node is built from the one node spec and differs from the others
   // only by the leaf it hangs from: nodes under one leaf are interchangeable,
-  // and so are full leaves; only the last leaf may be partial. An NPU's
-  // eccentricity is therefore that of the NPU with its local index in node 0
-  // or in the last node, so two nodes' searches give the exact diameter
-  // (tests compare with diameter_hops_every_npu) in O(NPUs) instead of O(NPUs^2).
+  // and so are full leaves; only the last leaf may be partial. Inside a
+  // node every NPU is wired alike (a full mesh, or one port into the node
+  // switch, and one NIC or port into the same switch above), so an NPU's
+  // eccentricity is that of local index 0 of node 0 or of the last node:
+  // two searches give the exact diameter (tests compare with
+  // diameter_hops_every_npu) in O(links), not O(NPUs x links) (a node of
+  // 2,048 NPUs as a full mesh: a minute).
   const ClusterSpec& spec = topo.spec();
   int diameter = 0;
   for (int node : {0, spec.node.count - 1}) {
-    for (int i = 0; i < spec.node.npus; ++i) {
-      std::vector<int> dist = distances_from(topo.graph(), topo.npu(node * spec.node.npus + i));
-      for (int s = 0; s < topo.npu_count(); ++s) diameter = std::max(diameter, dist[topo.npu(s)]);
-    }
+    std::vector<int> dist = distances_from(topo.graph(), topo.npu(node * spec.node.npus));
+    for (int s = 0; s < topo.npu_count(); ++s) diameter = std::max(diameter, dist[topo.npu(s)]);
   }
   return diameter;
 }

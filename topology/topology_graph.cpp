@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "topology/names.hpp"
+#include "topology/platform_size.hpp"
 
 namespace epsim::topology {
 
@@ -29,6 +32,9 @@ void TopologyGraph::add_edge(Vertex lower, Vertex upper, LinkSpec link, bool int
 }
 
 TopologyGraph::TopologyGraph(const ClusterSpec& spec) : spec_(spec) {
+  const PlatformSize size = platform_size(spec);
+  check_build_memory(spec, topology_graph_bytes(size),
+                     fmt::format("the topology graph: {} links x ~{:.0f} B", size.cables, kGraphBytesPerEdge));
   const NodeSpec& node = spec.node;
   const NpuSpec& npu = spec.npu;
   const int n_npus = spec.npu_count();

@@ -64,6 +64,8 @@ struct Route {
 
 class TopologyGraph {
  public:
+  // Throws InputError before building when the graph's memory estimate
+  // (platform_size.hpp) is above the memory limit.
   explicit TopologyGraph(const ClusterSpec& spec);
 
   const Graph& graph() const { return graph_; }

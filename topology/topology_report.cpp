@@ -37,11 +37,16 @@ TopologyReport make_report(const TopologyGraph& topo) {
 
 namespace {
 
-// "bf16 376.0 TFLOP/s, int8 752.0 TOP/s (fp8 kernels run at it), fp32 376.0 TFLOP/s (the bf16 peak)".
+// "bf16 376.0 TFLOP/s, int8 752.0 TOP/s, no fp8 (...), fp32 376.0 TFLOP/s (the bf16 peak)". An NPU
+// without FP8 never runs FP8 GEMMs at its INT8 peak: the replay refuses them
+// unless the workload names a fallback (sim/replay/compute_precision.hpp).
 std::string npu_rates(const NpuSpec& npu) {
   std::string out = fmt::format("bf16 {:.1f} TFLOP/s, ", npu.flops_bf16 / 1e12);
   if (npu.flops_fp8 > 0) out += fmt::format("fp8 {:.1f} TFLOP/s, ", npu.flops_fp8 / 1e12);
-  else out += fmt::format("int8 {:.1f} TOP/s (fp8 kernels run at it), ", npu.flops_int8 / 1e12);
+  else
+    out += fmt::format("int8 {:.1f} TOP/s, no fp8 (fp8 GEMMs run at the peak of the workload's "
+                       "precision.gemm_fallback, e.g. bf16), ",
+                       npu.flops_int8 / 1e12);
   return out + fmt::format("fp32 {:.1f} TFLOP/s (the bf16 peak)", npu.flops_bf16 / 1e12);
 }
 
@@ -49,7 +54,8 @@ std::string npu_rates(const NpuSpec& npu) {
 
 std::string format_report(const TopologyReport& r) {
   std::string out = fmt::format("platform {} ({})\n", r.name, r.source);
-  out += fmt::format("  NPU {}: {}\n", r.npu.model.empty() ? "(no model given)" : r.npu.model, npu_rates(r.npu));
+  out += fmt::format("  NPU {}: {}\n", r.npu.model.empty() ? "(no model given)" : npu_description(r.npu),
+                     npu_rates(r.npu));
   out += fmt::format("  HBM {:.1f} GB/s, {:.1f} GB per NPU; communication kernels hold {:g} % of compute\n",
                      r.npu.hbm_bandwidth_Bps / 1e9, r.npu.hbm_capacity_bytes / 1e9, 100 * r.npu.comm_compute_share);
   out += fmt::format("  {} NPUs in {} nodes, {} switch{}, {} links, {}\n", r.npus, r.nodes, r.switches,
@@ -94,7 +100,9 @@ nlohmann::json report_json(const TopologyReport& r) {
                          {"flops_fp32_per_s", r.npu.flops_bf16},
                          {"hbm_bandwidth_Bps", r.npu.hbm_bandwidth_Bps},
                          {"hbm_capacity_bytes", r.npu.hbm_capacity_bytes},
-                         {"comm_compute_share", r.npu.comm_compute_share}};
+                         {"comm_compute_share", r.npu.comm_compute_share},
+                         {"dies", r.npu.dies},
+                         {"rank", r.npu.rank_per_die ? "die" : "package"}};  // the figures are per rank
   if (r.npu.flops_fp8 > 0) npu["flops_fp8_per_s"] = r.npu.flops_fp8;
   else npu["flops_int8_per_s"] = r.npu.flops_int8;
   return {{"name", r.name},

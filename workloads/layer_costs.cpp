@@ -194,7 +194,7 @@ double expert_params_per_rank(const WorkloadSpec& w) { return expert_params_per_
 double expert_params_per_rank(const WorkloadSpec& w, int moe_layers) {
   const ModelSpec& m = w.model;
   const double per_expert = 3.0 * static_cast<double>(m.hidden) * static_cast<double>(m.expert_ffn);
-  return static_cast<double>(moe_layers) * (m.experts / w.parallel.ep) * per_expert;
+  return static_cast<double>(moe_layers) * w.expert_slots_per_rank() * per_expert;  // redundant slots hold weights too
 }
 
 ComputeCost optimizer_cost(double params, Dtype gradient) {

@@ -153,7 +153,9 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const MemoryInputs& in, int sta
       ((layers.embedding ? embedding : 0) + (layers.head ? embedding : 0) +
        (layers.dense + layers.moe) * attention_params(m) + layers.dense * dense_ffn + layers.moe * shared) / L.tp +
       layers.moe * gate;
-  const double expert_params = layers.moe * (static_cast<double>(m.experts) / L.ep) * per_expert_params(m) / L.etp;
+  // A redundant slot holds a whole expert: weights, gradients and optimizer state.
+  const double expert_params =
+      layers.moe * (static_cast<double>(m.experts + in.redundant_experts) / L.ep) * per_expert_params(m) / L.etp;
   const double grad = dtype_bytes(in.gradient);
   const double state = in.master_bytes + 2.0 * in.moment_bytes;
   const int dense_shards = in.zero_stage >= 1 ? L.dp : 1;
@@ -278,6 +280,7 @@ MemoryInputs current_memory_inputs(const WorkloadSpec& w) {
   in.moment_bytes = dtype_bytes(w.memory.moments);
   in.dispatch_bytes_per_token = dispatch_bytes_per_token(w);
   in.combine_bytes_per_token = combine_bytes_per_token(w);
+  in.redundant_experts = w.routing.redundant_experts;
   return in;
 }
 

@@ -37,6 +37,7 @@ struct MemoryInputs {
   double moment_bytes = 4;        // each of Adam's two moments per parameter (DeepSeek-V3: BF16, 2)
   double dispatch_bytes_per_token = 0;  // on the wire, per (token, destination rank)
   double combine_bytes_per_token = 0;
+  int redundant_experts = 0;  // routing.redundant_experts: redundant_experts / ep more expert slots per rank
 };
 
 // One named share of a rank's memory.

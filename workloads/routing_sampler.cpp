@@ -33,6 +33,7 @@
 #include <optional>
 
 #include "workloads/alias_table.hpp"
+#include "workloads/expert_replicas.hpp"
 #include "workloads/expert_weights.hpp"
 #include "workloads/limited_draws.hpp"
 #include "workloads/node_patterns.hpp"
@@ -61,6 +62,8 @@ struct LayerTables {
   // Under a binding node limit with nodes of up to 64 experts: the draw
   // without repeats (limited_draws.hpp) instead of the alias tables.
   std::optional<LimitedDraws> limited;
+  // Redundant experts: the layer's replica plan (expert_replicas.hpp).
+  std::optional<ExpertReplicas> replicas;
 
   // As AliasTable::draw32, on node `node`'s packed table.
   int draw_in_node(int node, int per_node, std::uint32_t random) const {
@@ -270,9 +273,11 @@ LayerTables make_tables(const WorkloadSpec& w, int moe_layer, const Layout& L) {
   t.weights = expert_weights(w, moe_layer);
   t.uniform = std::all_of(t.weights.begin(), t.weights.end(), [&](double x) { return x == t.weights[0]; });
   t.experts = AliasTable(t.weights);
+  if (w.routing.redundant_experts > 0) t.replicas = plan_replicas(t.weights, L.ep, w.routing.redundant_experts);
   if (!L.limited) return t;
-  // Equal weights draw by node pattern (RoutingJobs::run): no tables here.
-  if (t.uniform && NodePatternSampler::fits(L.per_node)) return t;
+  // Equal weights draw by node pattern (RoutingJobs::run): no tables here;
+  // mitigations need every token's experts, so they draw token by token.
+  if (t.uniform && NodePatternSampler::fits(L.per_node) && !w.routing.per_token_mitigations()) return t;
   if (LimitedDraws::fits(L.per_node)) {
     t.limited.emplace(t.weights, L.per_node, L.node_limit, L.k);
     return t;
@@ -311,6 +316,14 @@ void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, co
   int* chosen = chosen_buffer.data();
   int max_nodes = 0;
   const auto tokens = static_cast<std::int32_t>(w.parallel.tokens_per_micro_batch);
+  // Mitigations: per (source, expert), picks kept under the capacity and
+  // picks made (the replica of a replicated expert alternates with them).
+  const std::int64_t capacity = expert_capacity(w);
+  const bool per_token = w.routing.per_token_mitigations();
+  const int slots = t.replicas ? t.replicas->slots_per_rank : L.per_rank;
+  const int ranks_per_node = L.ep / L.nodes;
+  std::vector<std::int32_t> picks(per_token ? static_cast<std::size_t>(L.experts) : 0);
+  std::vector<std::int32_t> slot_count(static_cast<std::size_t>(L.ep) * slots, 0);
   for (int src = 0; src < L.ep; ++src) {
     const auto global_src = static_cast<std::size_t>(rank0 + src);
     Rng rng(stream_seed(w.routing.seed, kTokenStream, static_cast<std::uint64_t>(moe_layer),
@@ -321,13 +334,42 @@ void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, co
       max_nodes = std::max(max_nodes, patterns->draw_source(rng, tokens, rank_row, node_row, expert_count.data(), pattern_scratch));
       continue;
     }
-    if (t.limited && t.limited->by_masks()) {
+    if (t.limited && t.limited->by_masks() && !per_token) {
       max_nodes = std::max(max_nodes, t.limited->draw_source(rng, tokens, L.per_rank, rank_row, node_row, expert_count.data()));
       continue;
     }
     drawer.new_source();
     std::fill(rank_stamp.begin(), rank_stamp.end(), -1);
     std::fill(node_stamp.begin(), node_stamp.end(), -1);
+    if (per_token) {
+      std::fill(picks.begin(), picks.end(), 0);
+      for (std::int32_t token = 0; token < tokens; ++token) {
+        drawer.draw(rng, token, chosen);
+        int node_count = 0;
+        for (int i = 0; i < L.k; ++i) {
+          const auto e = static_cast<std::size_t>(chosen[i]);
+          const std::int32_t made = picks[e]++;
+          if (capacity > 0 && made >= capacity) {  // over the capacity: dropped
+            ++out.dropped_picks;
+            continue;
+          }
+          const int slot = t.replicas ? t.replicas->replicas[e][static_cast<std::size_t>(made) % t.replicas->replicas[e].size()]
+                                      : L.rank_of[e] * slots + static_cast<int>(e) % L.per_rank;
+          ++slot_count[static_cast<std::size_t>(slot)];
+          const auto r = static_cast<std::size_t>(slot / slots);
+          const int new_rank = rank_stamp[r] != token;
+          rank_stamp[r] = token;
+          rank_row[r] += new_rank;
+          const auto n = r / static_cast<std::size_t>(ranks_per_node);
+          const int new_node = node_stamp[n] != token;
+          node_stamp[n] = token;
+          node_row[n] += new_node;
+          node_count += new_node;
+        }
+        max_nodes = std::max(max_nodes, node_count);
+      }
+      continue;
+    }
     for (std::int32_t token = 0; token < tokens; ++token) {
       drawer.draw(rng, token, chosen);
       int node_count = 0;
@@ -349,8 +391,11 @@ void sample_job(const WorkloadSpec& w, const LayerTables& t, const Layout& L, co
       max_nodes = std::max(max_nodes, node_count);
     }
   }
-  std::copy(expert_count.begin(), expert_count.end(),
-            out.expert_tokens.begin() + static_cast<std::ptrdiff_t>(rank0) * L.per_rank);
+  if (per_token)
+    std::copy(slot_count.begin(), slot_count.end(), out.expert_tokens.begin() + static_cast<std::ptrdiff_t>(rank0) * slots);
+  else
+    std::copy(expert_count.begin(), expert_count.end(),
+              out.expert_tokens.begin() + static_cast<std::ptrdiff_t>(rank0) * L.per_rank);
   out.max_nodes_per_token = std::max(out.max_nodes_per_token, max_nodes);
 }
 
@@ -383,7 +428,7 @@ RoutingJobs::RoutingJobs(const WorkloadSpec& w) : s_(std::make_unique<State>(Sta
   RoutingSample& s = s_->sample;
   s.ranks = p.ranks();
   s.ranks_per_node = p.ranks_per_node;
-  s.experts_per_rank = L.per_rank;
+  s.experts_per_rank = w.expert_slots_per_rank();
   s.micro_batches = p.micro_batches;
   s.tokens_per_rank = p.tokens_per_micro_batch;
   const int moe_layers = w.model.moe_layers();
@@ -400,13 +445,13 @@ RoutingJobs::RoutingJobs(const WorkloadSpec& w) : s_(std::make_unique<State>(Sta
       const auto ranks = static_cast<std::size_t>(s.ranks);
       out.traffic.tokens.assign(ranks * ranks, 0);
       out.traffic.node_tokens.assign(ranks * static_cast<std::size_t>(out.traffic.nodes()), 0);
-      out.expert_tokens.assign(ranks * static_cast<std::size_t>(L.per_rank), 0);
+      out.expert_tokens.assign(ranks * static_cast<std::size_t>(s.experts_per_rank), 0);
     }
   }
 
   s_->tables.resize(static_cast<std::size_t>(moe_layers));
   for (int l = 0; l < moe_layers; ++l) s_->tables[static_cast<std::size_t>(l)] = make_tables(w, l, L);
-  if (L.limited && NodePatternSampler::fits(L.per_node))
+  if (L.limited && NodePatternSampler::fits(L.per_node) && !w.routing.per_token_mitigations())
     s_->patterns.emplace(L.experts, L.nodes, L.node_limit, L.k, L.per_rank);
 }
 

@@ -20,16 +20,19 @@ struct LayerRouting {
   int layer = 0;        // model layer index (counting dense layers)
   int micro_batch = 0;
   TrafficMatrix traffic;
-  // Tokens that picked each expert, before alignment:
-  // [rank * experts_per_rank + j] for the rank's j-th local expert.
+  // Tokens that picked each expert slot, before alignment:
+  // [rank * experts_per_rank + j] for the rank's j-th slot (its own experts,
+  // then its redundant ones: workloads/expert_replicas.hpp).
   std::vector<std::int32_t> expert_tokens;
   int max_nodes_per_token = 0;  // over all tokens of the layer: <= node limit
+  // (token, expert) picks the routing's capacity dropped (routing.capacity_factor): not sent, not computed.
+  std::int64_t dropped_picks = 0;
 };
 
 struct RoutingSample {
   int ranks = 0;
   int ranks_per_node = 0;
-  int experts_per_rank = 0;
+  int experts_per_rank = 0;  // expert slots per rank (WorkloadSpec::expert_slots_per_rank)
   int micro_batches = 0;
   std::int64_t tokens_per_rank = 0;  // per micro-batch
   std::vector<LayerRouting> layers;  // index = moe_layer * micro_batches + micro_batch

@@ -2,8 +2,11 @@
 #include "workloads/routing_summary.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/moe_formulas.hpp"
+#include "workloads/expert_replicas.hpp"
+#include "workloads/expert_weights.hpp"
 
 namespace epsim::workloads {
 
@@ -18,6 +21,9 @@ RoutingSummary summarize_routing(const WorkloadSpec& w, const RoutingSample& s) 
     sum.layer = l + w.model.dense_layers;
     std::vector<double> received(ranks, 0.0);
     std::vector<double> picks(static_cast<std::size_t>(w.model.experts), 0.0);
+    std::optional<ExpertReplicas> replicas;
+    if (w.routing.redundant_experts > 0)
+      replicas = plan_replicas(expert_weights(w, l), w.parallel.ep, w.routing.redundant_experts);
     double pairs = 0, node_pairs = 0, all_picks = 0;
     for (int mb = 0; mb < s.micro_batches; ++mb) {
       const LayerRouting& lr = s.at(l, mb);
@@ -25,9 +31,12 @@ RoutingSummary summarize_routing(const WorkloadSpec& w, const RoutingSample& s) 
         for (std::size_t dst = 0; dst < ranks; ++dst) received[dst] += lr.traffic.tokens[src * ranks + dst];
       }
       for (std::int32_t n : lr.traffic.node_tokens) node_pairs += n;
-      // Replicas hold the same experts: fold them onto expert ids.
+      // DP replicas hold the same experts, and redundant slots replicas of
+      // some: fold every slot onto its expert id.
+      const std::size_t slots = static_cast<std::size_t>(w.parallel.ep) * w.expert_slots_per_rank();
       for (std::size_t i = 0; i < lr.expert_tokens.size(); ++i) {
-        picks[i % picks.size()] += lr.expert_tokens[i];
+        const int e = replicas ? replicas->expert_of_slot[i % slots] : static_cast<int>(i % picks.size());
+        picks[static_cast<std::size_t>(e)] += lr.expert_tokens[i];
         all_picks += lr.expert_tokens[i];
       }
       sum.max_nodes_per_token = std::max(sum.max_nodes_per_token, lr.max_nodes_per_token);

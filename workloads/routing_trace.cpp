@@ -3,12 +3,11 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
-#include "core/toml_reader.hpp"
+#include "core/input_file.hpp"
 
 namespace epsim::workloads {
 
@@ -45,8 +44,13 @@ bool is_blank(const std::string& line) {
 
 RoutingTrace read_routing_trace(const std::string& path, const ModelSpec& model,
                                 const std::string& key, const SourceLocation& key_where) {
-  if (!std::ifstream(path)) throw InputError(key_where, key, "cannot open trace file \"" + path + "\"");
-  std::istringstream in(read_input_file(path));
+  std::string text;
+  try {
+    text = read_input_file(path);
+  } catch (const FileError& e) {
+    throw named_at(e, key_where, key);
+  }
+  std::istringstream in(text);
 
   RoutingTrace trace;
   trace.path = path;

@@ -16,7 +16,8 @@ namespace epsim::workloads {
 // has load 0; every MoE layer needs at least one positive load.
 // Throws InputError at "file:row:column" naming `key` for a malformed row,
 // a layer that is not a MoE layer, an expert out of range, a negative or
-// repeated count; at `key_where` when the file cannot be opened.
+// repeated count; at `key_where` when the file cannot be read whole
+// (missing, a folder, not a regular file, too large: core/input_file.hpp).
 RoutingTrace read_routing_trace(const std::string& path, const ModelSpec& model,
                                 const std::string& key, const SourceLocation& key_where);
 

@@ -137,6 +137,10 @@ struct TaskGraph {
   // One per (MoE layer, micro-batch), then (with stages > 1) the pattern of
   // the pipeline's point-to-point transfers.
   std::vector<TrafficMatrix> traffic;
+  // (token, expert) picks of the step's routing, and those the routing's
+  // capacity dropped (routing.capacity_factor; 0 without one).
+  std::int64_t routed_picks = 0;
+  std::int64_t dropped_picks = 0;
 
   // Whether `rank` runs its part of compute task t. A rank's part of a task
   // it does not run is empty and done from the start: nothing waits for it.

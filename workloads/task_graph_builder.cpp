@@ -22,7 +22,7 @@ namespace {
 // s x stage_ranks + i draws as the sample's rank i.
 void set_expert_loads(Task& t, const WorkloadSpec& w, const LayerRouting& lr, int ranks, int stage_ranks) {
   const double factor = t.phase == Phase::kBackward ? 2.0 : 1.0;
-  const int experts_per_rank = w.model.experts / w.parallel.ep;
+  const int experts_per_rank = w.expert_slots_per_rank();
   const int first = t.stage < 0 ? 0 : t.stage * stage_ranks;
   t.flops.assign(static_cast<std::size_t>(ranks), 0.0);
   t.hbm_bytes.assign(static_cast<std::size_t>(ranks), 0.0);
@@ -56,7 +56,11 @@ class Builder {
       for (int id = 0; id < fold_.full.world(); ++id) g_.full_rank_of.push_back(fold_.full_rank(id));
     }
     g_.traffic.reserve(r.layers.size() + 1);
-    for (const LayerRouting& l : r.layers) g_.traffic.push_back(l.traffic);
+    for (const LayerRouting& l : r.layers) {
+      g_.traffic.push_back(l.traffic);
+      g_.routed_picks += l.traffic.selections_per_rank * l.traffic.ranks;
+      g_.dropped_picks += l.dropped_picks;
+    }
   }
 
   TaskGraph build() { return w_.parallel.pp == 1 ? build_one_stage() : build_pipeline(); }
@@ -625,6 +629,7 @@ void fill_routing(TaskGraph& graph, const WorkloadSpec& w, int job, LayerRouting
   for (Task& t : graph.tasks)
     if (t.routing == job && t.kind == TaskKind::kExpertGemm)
       set_expert_loads(t, w, routing, graph.ranks, graph.stage_ranks);
+  graph.dropped_picks += routing.dropped_picks;
   graph.traffic[static_cast<std::size_t>(job)] = std::move(routing.traffic);
 }
 

@@ -72,7 +72,12 @@ ModelSpec read_model(TableReader t) {
   m.shared_experts = static_cast<int>(t.integer_or("shared_experts", 0, 0, 64));
   m.shared_expert_ffn = t.integer_or("shared_expert_ffn", m.expert_ffn, 1, kMaxDim);
   m.top_k = small_int(t, "top_k", 1, 64);
-  if (m.top_k > m.experts) t.fail("top_k", fmt::format("must be <= model.experts ({}), got {}", m.experts, m.top_k));
+  // Blamed on the key the user changed with --set when only one was (--set model.experts=4 under a top-8 preset).
+  if (m.top_k > m.experts) {
+    if (is_override(*t.node("experts")) && !is_override(*t.node("top_k")))
+      t.fail("experts", fmt::format("must be >= model.top_k ({}), got {}", m.top_k, m.experts));
+    t.fail("top_k", fmt::format("must be <= model.experts ({}), got {}", m.experts, m.top_k));
+  }
   m.node_limit = static_cast<int>(t.integer_or("node_limit", 0, 0, 1 << 16));
   m.vocab = t.integer("vocab", 1, kMaxDim);
   t.finish();
@@ -256,8 +261,28 @@ RoutingSpec read_routing(std::optional<TableReader> t, const ModelSpec& model, c
   }
   r.layer_jitter = t->number_or("layer_jitter", 0.0, 0.0, 0.99);
   r.seed = static_cast<std::uint64_t>(t->integer_or("seed", 1, 0));
+  // Mitigations: ranges here, the layout's conditions in check_mitigations.
+  r.redundant_experts = static_cast<int>(t->integer_or("redundant_experts", 0, 0, model.experts));
+  r.capacity_factor = t->number_or("capacity_factor", 0.0, 0.01, 100.0);
   t->finish();
   return r;
+}
+
+// Redundant experts fill the same number of extra slots on every rank, and
+// a replica reached through another node than its expert's would change
+// which nodes a node-limited token meets: not modelled, refused.
+void check_mitigations(TableReader routing, const WorkloadSpec& w) {
+  const int redundant = w.routing.redundant_experts;
+  if (redundant == 0) return;
+  if (redundant % w.parallel.ep != 0)
+    routing.fail("redundant_experts", fmt::format("must be a multiple of parallel.ep ({}): every rank holds "
+                                                  "redundant_experts / ep extra slots, got {}",
+                                                  w.parallel.ep, redundant));
+  if (w.model.node_limit > 0 && w.model.node_limit < w.parallel.nodes_per_replica())
+    routing.fail("redundant_experts",
+                 fmt::format("with a binding model.node_limit ({} of {} nodes) replicas are not modelled yet: a "
+                             "replica on another node changes the nodes a token meets",
+                             w.model.node_limit, w.parallel.nodes_per_replica()));
 }
 
 }  // namespace
@@ -287,6 +312,7 @@ WorkloadSpec read_workload(const toml::table& root, const std::string& source, c
 
   std::optional<TableReader> routing = top.optional_table("routing");
   w.routing = read_routing(routing, w.model, base_dir);
+  if (routing) check_mitigations(*routing, w);
   top.finish();
 
   for (int l = 0; l < w.model.moe_layers(); ++l) {

@@ -10,24 +10,16 @@ namespace epsim::workloads {
 
 namespace {
 
-const char* routing_name(RoutingKind k) {
-  switch (k) {
-    case RoutingKind::kUniform: return "uniform";
-    case RoutingKind::kZipf: return "zipf";
-    case RoutingKind::kHot: return "hot";
-    case RoutingKind::kTrace: return "trace";
-  }
-  return "?";
-}
-
 std::string routing_line(const RoutingSpec& r) {
-  std::string s = routing_name(r.kind);
+  std::string s = to_string(r.kind);
   if (r.kind == RoutingKind::kZipf) s += fmt::format(" s={}", r.zipf_s);
   if (r.kind == RoutingKind::kHot) s += fmt::format(" share={} of {} experts", r.hot_share, r.hot_experts);
   if (r.kind == RoutingKind::kTrace) s += " " + r.trace.path;
   if (r.order == ExpertOrder::kFixed) s += ", order fixed";
   if (r.order == ExpertOrder::kPerLayer) s += ", order per layer";
   if (r.layer_jitter > 0) s += fmt::format(", layer jitter {}", r.layer_jitter);
+  if (r.redundant_experts > 0) s += fmt::format(", {} redundant experts", r.redundant_experts);
+  if (r.capacity_factor > 0) s += fmt::format(", capacity factor {:g}", r.capacity_factor);
   return s + fmt::format(", seed {}", r.seed);
 }
 
@@ -110,6 +102,12 @@ void write_workload_report(std::ostream& out, const WorkloadSpec& w, const Routi
                l.received_max, l.received_mean, l.imbalance(), l.hottest_expert, 100 * l.hottest_share,
                l.distinct_ranks, l.distinct_nodes, l.max_nodes_per_token);
   }
+
+  if (w.routing.capacity_factor > 0)
+    fmt::print(out, "capacity: at most {} tokens per (source rank, expert); {} of {} (token, expert) picks dropped "
+                    "({:.3f} %), neither sent nor computed\n",
+               expert_capacity(w), graph.dropped_picks, graph.routed_picks,
+               graph.routed_picks > 0 ? 100.0 * static_cast<double>(graph.dropped_picks) / graph.routed_picks : 0.0);
 
   const Totals t = totals(graph);
   fmt::print(out, "\ntask graph: {} tasks ({} compute, {} collective), {} traffic matrices\n", graph.tasks.size(),

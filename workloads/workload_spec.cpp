@@ -1,6 +1,7 @@
 // Byte counts per element and per token, and the distinct-rank expectations.
 #include "workloads/workload_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/moe_formulas.hpp"
@@ -46,6 +47,22 @@ double distinct_ranks_exact(int ranks, int experts, int top_k) {
     missed *= left > 0 ? left / (experts - i) : 0.0;
   }
   return ranks * (1.0 - missed);
+}
+
+const char* to_string(RoutingKind kind) {
+  switch (kind) {
+    case RoutingKind::kUniform: return "uniform";
+    case RoutingKind::kZipf: return "zipf";
+    case RoutingKind::kHot: return "hot";
+    case RoutingKind::kTrace: return "trace";
+  }
+  return "?";
+}
+
+std::int64_t expert_capacity(const WorkloadSpec& w) {
+  if (!(w.routing.capacity_factor > 0)) return 0;
+  const double mean = static_cast<double>(w.parallel.tokens_per_micro_batch) * w.model.top_k / w.model.experts;
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(mean * w.routing.capacity_factor - 1e-9)));
 }
 
 }  // namespace epsim::workloads

@@ -128,6 +128,8 @@ struct PrecisionSpec {
 };
 
 enum class RoutingKind { kUniform, kZipf, kHot, kTrace };
+// "uniform", "zipf", "hot", "trace": the routing.kind value.
+const char* to_string(RoutingKind kind);
 enum class ExpertOrder { kNone, kFixed, kPerLayer };
 // Which experts hold the popular slots of zipf/hot routing (docs/workload.md).
 enum class HotPlacement {
@@ -153,6 +155,17 @@ struct RoutingSpec {
   double layer_jitter = 0;  // per-layer multiplicative noise on weights, in [0, 1)
   std::uint64_t seed = 1;
   RoutingTrace trace;
+  // Mitigations (docs/workload.md, "Mitigations"). Redundant experts:
+  // extra expert slots, redundant_experts / ep on every rank, holding
+  // replicas of the hottest experts (EPLB-style, workloads/expert_replicas.hpp);
+  // a replicated expert's picks alternate over its replicas. 0: none.
+  int redundant_experts = 0;
+  // Token dropping: each source rank sends an expert at most
+  // ceil(tokens x top_k / experts x capacity_factor) of its tokens (the
+  // router's capacity, as Megatron computes it per rank); later picks are
+  // dropped, neither sent nor computed. 0: no capacity, nothing dropped.
+  double capacity_factor = 0;
+  bool per_token_mitigations() const { return redundant_experts > 0 || capacity_factor > 0; }
 };
 
 // Which activations backward recomputes instead of keeping (docs/memory.md).
@@ -178,7 +191,13 @@ struct WorkloadSpec {
   PrecisionSpec precision;
   RoutingSpec routing;
   MemorySpec memory;
+  // Expert slots per rank: its experts / ep own experts and redundant_experts / ep replicas.
+  int expert_slots_per_rank() const { return (model.experts + routing.redundant_experts) / parallel.ep; }
 };
+
+// The capacity of one source rank for one expert under routing.capacity_factor
+// (0: none): ceil(tokens x top_k / experts x capacity_factor).
+std::int64_t expert_capacity(const WorkloadSpec& w);
 
 // Memory a job's traffic matrices cost while it is sampled, built and
 // replayed, ~32 B per matrix entry: measured 9-10 B per entry for sampling

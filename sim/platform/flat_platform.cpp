@@ -17,27 +17,15 @@ namespace epsim::sim {
 
 namespace s4u = simgrid::s4u;
 
-namespace {
-
-void collect_hosts(const topology::PlanZone& zone, std::vector<const topology::PlanHost*>& out) {
-  for (const topology::PlanHost& h : zone.hosts) out.push_back(&h);
-  for (const topology::PlanZone& child : zone.children) collect_hosts(child, out);
-}
-
-}  // namespace
-
 void build_flat_platform(const topology::ClusterSpec& spec) {
   const topology::TopologyGraph topo(spec);
-  const topology::PlatformPlan plan = topology::make_platform_plan(topo);
-  std::vector<const topology::PlanHost*> plan_hosts;
-  collect_hosts(plan.root, plan_hosts);
-
   s4u::NetZone* zone = s4u::create_full_zone("flat");
   std::map<std::string, s4u::Host*> hosts;
-  for (const topology::PlanHost* h : plan_hosts) {
-    s4u::Host* host = zone->create_host(h->name, h->speed_flops);
-    for (const auto& [key, value] : h->properties) host->set_property(key, value);
-    hosts[h->name] = host->seal();
+  // The plan's hosts, without its per-node routes: this zone routes every pair itself.
+  for (const topology::PlanHost& h : topology::plan_npu_hosts(topo)) {
+    s4u::Host* host = zone->create_host(h.name, h.speed_flops);
+    for (const auto& [key, value] : h.properties) host->set_property(key, value);
+    hosts[h.name] = host->seal();
   }
   std::map<std::string, s4u::Link*> links;
   auto link = [&](const topology::RouteLink& l) {

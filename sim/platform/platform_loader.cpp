@@ -2,7 +2,6 @@
 // checking a platform, in that order (platform_loader.hpp).
 #include "sim/platform/platform_loader.hpp"
 
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -14,12 +13,12 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include "core/error.hpp"
-#include "core/memory_limit.hpp"
 #include "core/toml_reader.hpp"
 #include "sim/platform/child_probe.hpp"
 #include "sim/platform/flat_platform.hpp"
 #include "sim/platform/zoned_platform.hpp"
 #include "sim/platform/placement.hpp"
+#include "topology/platform_size.hpp"
 
 namespace epsim::sim {
 
@@ -36,8 +35,7 @@ void load_xml(SimEngine& engine, const std::string& path) {
 // Loads and checks the XML in a child (where an abort costs only the child):
 // the contract check with every NPU route, as the run would meet them.
 PlatformShape probe_xml(const std::string& path) {
-  if (access(path.c_str(), R_OK) != 0) throw InputError({path, 0, 0}, "", "cannot open file");
-  read_input_file(path);  // the size cap, before SimGrid reads it unbounded
+  read_input_file(path);  // a regular file under the size cap, before SimGrid reads it unbounded
   std::string summary;
   try {
     summary = run_in_child(path, [&path] {
@@ -75,28 +73,36 @@ bool uses_flat_platform(const topology::ClusterSpec& cluster) {
   return static_cast<long long>(cluster.node.count) * cluster.node.npus <= kFlatPlatformMaxNpus;
 }
 
-double platform_memory_bytes(const topology::ClusterSpec& cluster) {
-  const double npus = static_cast<double>(cluster.node.count) * cluster.node.npus;
-  const double nodes = cluster.node.count;
-  if (!uses_flat_platform(cluster))
-    return kPlatformBaseBytes + kZonedPlatformBytesPerNpu * npus + kZonedPlatformBytesPerNodePair * nodes * nodes;
-  return kPlatformBaseBytes + kPlatformBytesPerRoute * npus * npus;
+// The zoned build's routes inside its node zones: one per ordered NPU pair of a node.
+static double node_routes(const topology::ClusterSpec& cluster) {
+  return static_cast<double>(cluster.node.count) * cluster.node.npus * cluster.node.npus;
 }
 
-// Refuses, before SimGrid allocates it, a platform whose routes would not fit.
+double platform_memory_bytes(const topology::ClusterSpec& cluster) {
+  const topology::PlatformSize size = topology::platform_size(cluster);
+  const double nodes = cluster.node.count;
+  const double layout_bytes = uses_flat_platform(cluster)
+                                  ? kPlatformBytesPerRoute * static_cast<double>(size.routes())
+                                  : kZonedPlatformBytesPerNpu * static_cast<double>(size.npus) +
+                                        kZonedPlatformBytesPerNodeRoute * node_routes(cluster) +
+                                        kZonedPlatformBytesPerNodePair * nodes * nodes;
+  return kPlatformBaseBytes + layout_bytes + kPlatformBytesPerLink * static_cast<double>(size.simgrid_links()) +
+         topology::topology_graph_bytes(size);
+}
+
+// Refuses, before SimGrid allocates it, a platform whose routes and links would not fit.
 void check_platform_memory(const topology::ClusterSpec& cluster) {
-  const double estimate_bytes = platform_memory_bytes(cluster);
-  if (estimate_bytes > memory_limit_GiB() * kBytesPerGiB) {
-    const double npus = static_cast<double>(cluster.node.count) * cluster.node.npus;
-    const std::string terms =
-        uses_flat_platform(cluster)
-            ? fmt::format("{:.0f}^2 routes x ~{:.0f} B", npus, kPlatformBytesPerRoute)
-            : fmt::format("~{:.0f} kB per NPU + ~{:.0f} B per pair of its {} nodes", kZonedPlatformBytesPerNpu / 1e3,
-                          kZonedPlatformBytesPerNodePair, cluster.node.count);
-    throw InputError(cluster.node.count_given_at, "node.count",
-                     fmt::format("building {:.0f} NPUs needs an estimated {:.1f} GiB ({}), {}", npus,
-                                 estimate_bytes / kBytesPerGiB, terms, memory_limit_clause()));
-  }
+  const topology::PlatformSize size = topology::platform_size(cluster);
+  const std::string layout_terms =
+      uses_flat_platform(cluster)
+          ? fmt::format("{}^2 routes x ~{:.0f} B", size.npus, kPlatformBytesPerRoute)
+          : fmt::format("~{:.0f} kB per NPU + {} nodes x {}^2 routes x ~{:.0f} B + ~{:.0f} B per pair of nodes",
+                        kZonedPlatformBytesPerNpu / 1e3, cluster.node.count, cluster.node.npus,
+                        kZonedPlatformBytesPerNodeRoute, kZonedPlatformBytesPerNodePair);
+  topology::check_build_memory(
+      cluster, platform_memory_bytes(cluster),
+      fmt::format("{} + {} links x ~{:.0f} B + the topology graph's {} x ~{:.0f} B", layout_terms,
+                  size.simgrid_links(), kPlatformBytesPerLink, size.cables, topology::kGraphBytesPerEdge));
 }
 
 bool is_platform_xml(const std::string& platform) {

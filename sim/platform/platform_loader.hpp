@@ -83,12 +83,22 @@ bool uses_flat_platform(const topology::ClusterSpec& cluster);
 // leaf) zones: measured on h800 with tiny-moe, 86 MB at 256 nodes and 370 MB
 // at 1,024, i.e. ~13 kB per NPU and ~205 B per node pair (a2, whose root
 // routes join leaves, 190 MB at 1,024 nodes): rounded up to 16 kB and 256 B.
+// A node zone's own routes (one per NPU pair of the node) cost ~450 B each:
+// what the links below leave of 2.84 GB for two nodes of 1,024 NPUs as full
+// meshes (5.66 GB for one node of 2,048, predicted 5.6).
+// Either way, each SimGrid link (a cable is two) costs ~600 B more with its
+// facts, on top of the topology graph the build walks
+// (topology/platform_size.hpp): a node of 1,024 NPUs as a full mesh (1.05
+// million links) peaks at 1.14 GB.
 inline constexpr double kPlatformBaseBytes = 40e6;
 inline constexpr double kPlatformBytesPerRoute = 180;
 inline constexpr double kZonedPlatformBytesPerNpu = 16e3;
 inline constexpr double kZonedPlatformBytesPerNodePair = 256;
+inline constexpr double kZonedPlatformBytesPerNodeRoute = 450;
+inline constexpr double kPlatformBytesPerLink = 600;
 double platform_memory_bytes(const topology::ClusterSpec& cluster);
-// Refuses, at node.count, a platform whose estimate alone is above the memory limit.
+// Refuses a platform whose estimate alone is above the memory limit, at
+// node.count (or node.npus when a node's own links dominate: a full mesh).
 void check_platform_memory(const topology::ClusterSpec& cluster);
 
 }  // namespace epsim::sim

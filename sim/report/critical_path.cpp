@@ -48,6 +48,7 @@ GapParts critical_path_gap(const Timeline& timeline, const StepBounds& bounds, c
       }
     }
     const Interval& iv = ivs[cur];
+    gap.path_intervals.push_back(cur);
     const double entry_s = t.is_collective() ? iv.ready_s : iv.start_s;
     const double span_s = iv.end_s - entry_s;
     ++gap.path_tasks;
@@ -85,6 +86,7 @@ GapParts critical_path_gap(const Timeline& timeline, const StepBounds& bounds, c
     gap.idle_s += entry_s - pred_end_s;
     cur = pred;
   }
+  std::reverse(gap.path_intervals.begin(), gap.path_intervals.end());
   return gap;
 }
 

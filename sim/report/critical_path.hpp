@@ -5,6 +5,9 @@
 // stream; a collective to the rank that entered it last).
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
 #include "sim/platform/placement.hpp"
 #include "sim/platform/platform_facts.hpp"
 #include "sim/replay/replay.hpp"
@@ -25,6 +28,9 @@ struct GapParts {
   double compute_excess_s = 0;      // compute on the path above its rooflines (sharing with comm kernels)
   double comm_excess_s = 0;         // collectives on the path above their bounds (contention)
   double idle_s = 0;                // time on the path when nothing on it ran
+  // The path itself: indices into Timeline::intervals, from the first
+  // interval to the last (the trace draws it as flow arrows).
+  std::vector<std::size_t> path_intervals;
   // The path's tasks at their bounds minus the step bound: what the replay
   // runs one after the other on this path that the bound overlaps or leaves
   // out. Can be negative when the path avoids the bound's own chain.

@@ -51,6 +51,12 @@ double overlap(const Spans& a, const Spans& b) {
   return total;
 }
 
+// Time of `spans` outside `merged` (a merged, sorted union).
+double outside(const Spans& spans, const Spans& merged) {
+  const Spans a = merge(spans);
+  return length(a) - overlap(a, merged);
+}
+
 bool above(double sim_s, double bound_s) { return sim_s > bound_s * (1 + 1e-9) + 1e-15; }
 
 }  // namespace
@@ -87,33 +93,51 @@ const char* phase_suffix(workloads::Phase p) {
   }
 }
 
-// What one collective task's senders send to other ranks in all, by
-// kCollectiveBytesRule, and how many ranks send.
+}  // namespace
+
+RankSent bytes_sent_by(const workloads::TaskGraph& graph, const workloads::Task& t, int rank) {
+  RankSent out;
+  if (t.uses_traffic()) {
+    const workloads::TrafficMatrix& m = graph.traffic[static_cast<std::size_t>(t.traffic)];
+    int src = rank;  // the matrix's index of `rank`: its position in groups[0] when there are groups
+    if (!t.groups.empty()) {
+      const std::vector<int>& g = t.groups.front();
+      src = static_cast<int>(std::find(g.begin(), g.end(), rank) - g.begin());
+      if (src >= static_cast<int>(g.size())) return out;
+    }
+    if (src >= m.ranks) return out;
+    for (int dst = 0; dst < m.ranks; ++dst) {
+      if (dst == src || m.at(src, dst) == 0) continue;
+      out.bytes += static_cast<double>(m.at(src, dst)) * t.bytes_per_token;
+      ++out.peers;
+    }
+    return out;
+  }
+  for (const std::vector<int>& g : t.groups) {
+    if (g.size() < 2 || std::find(g.begin(), g.end(), rank) == g.end()) continue;
+    const double n = static_cast<double>(g.size());
+    const bool halves = t.kind == TaskKind::kGradAllReduce && t.group_op != workloads::GroupCollective::kAllReduce;
+    out.bytes = t.bytes * (halves ? 1.0 : 2.0) * (n - 1) / n;
+    out.peers = static_cast<int>(g.size()) - 1;
+  }
+  return out;
+}
+
+namespace {
+
+// What one collective task's participants send to other ranks in all, and how many send.
 struct SentBytes {
   double bytes = 0;
   int senders = 0;
 };
-SentBytes sent_bytes(const workloads::TaskGraph& graph, const workloads::Task& t, int participants) {
+SentBytes sent_bytes(const workloads::TaskGraph& graph, const workloads::Task& t, const std::vector<bool>& joins) {
   SentBytes out;
-  if (t.uses_traffic()) {
-    const workloads::TrafficMatrix& m = graph.traffic[static_cast<std::size_t>(t.traffic)];
-    double tokens = 0;
-    for (int src = 0; src < m.ranks; ++src) {
-      double row = 0;
-      for (int dst = 0; dst < m.ranks; ++dst)
-        if (dst != src) row += static_cast<double>(m.at(src, dst));
-      tokens += row;
-      out.senders += row > 0;
-    }
-    out.bytes = tokens * t.bytes_per_token;
-    return out;
+  for (int r = 0; r < graph.ranks; ++r) {
+    if (!joins[static_cast<std::size_t>(r)]) continue;
+    const RankSent b = bytes_sent_by(graph, t, r);
+    out.bytes += b.bytes;
+    out.senders += b.bytes > 0;
   }
-  if (t.groups.empty()) return out;
-  const double n = static_cast<double>(t.groups.front().size());
-  if (n <= 1) return out;
-  const bool halves = t.kind == TaskKind::kGradAllReduce && t.group_op != workloads::GroupCollective::kAllReduce;
-  out.bytes = t.bytes * (halves ? 1.0 : 2.0) * (n - 1) / n * participants;
-  out.senders = participants;
   return out;
 }
 
@@ -128,13 +152,12 @@ ReportRow collective_row(const std::string& name, const std::vector<int>& tasks,
   for (int id : tasks) {
     const workloads::Task& t = graph.tasks[static_cast<std::size_t>(id)];
     const std::vector<bool> joins = graph.members(t);
-    const int participants = static_cast<int>(std::count(joins.begin(), joins.end(), true));
     for (std::size_t r = 0; r < ranks; ++r) {
       if (!joins[r]) continue;
       sim_s[r] += span_of[static_cast<std::size_t>(id)];
       bound_s[r] += bounds.task_s[static_cast<std::size_t>(id)];
     }
-    const SentBytes b = sent_bytes(graph, t, participants);
+    const SentBytes b = sent_bytes(graph, t, joins);
     sent += b.bytes;
     sender_s += b.senders * span_of[static_cast<std::size_t>(id)];
   }
@@ -203,6 +226,8 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   rep.all_reduce = to_string(resolved.all_reduce);
   rep.ranks = graph.ranks;
   rep.tasks = static_cast<int>(graph.tasks.size());
+  rep.routed_picks = graph.routed_picks;
+  rep.dropped_picks = graph.dropped_picks;
   rep.activities = timeline.activities;
   rep.platform_nodes = platform.nodes;
   const int ranks = graph.ranks;
@@ -223,13 +248,21 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   std::vector<double> layer_rank_s(static_cast<std::size_t>(layers) * ranks, 0.0);  // [layer * ranks + rank]
   // Waits of a rank's concurrent collectives (several streams) overlap: the
   // union of their spans, so the figure is wall time, at most the step.
-  std::vector<Spans> waits(ranks);
+  // The waits at dispatch/combine (a slower peer of the EP group: load
+  // skew) and at pipeline p2p (the neighbouring stage) are also kept apart.
+  std::vector<Spans> waits(ranks), ep_waits(ranks), p2p_waits(ranks);
   for (const Interval& iv : timeline.intervals) {
     const workloads::Task& t = graph.tasks[iv.task];
     kind_present[static_cast<int>(t.kind)] = true;
     if (t.is_collective()) {
       comm[iv.rank].emplace_back(iv.start_s, iv.end_s);
-      if (iv.start_s > iv.ready_s) waits[iv.rank].emplace_back(iv.ready_s, iv.start_s);
+      if (iv.start_s > iv.ready_s) {
+        waits[iv.rank].emplace_back(iv.ready_s, iv.start_s);
+        if (t.kind == TaskKind::kDispatch || t.kind == TaskKind::kCombine)
+          ep_waits[iv.rank].emplace_back(iv.ready_s, iv.start_s);
+        else if (t.kind == TaskKind::kPipelineP2p)
+          p2p_waits[iv.rank].emplace_back(iv.ready_s, iv.start_s);
+      }
     } else {
       const double busy_s = iv.end_s - iv.start_s;
       compute[iv.rank].emplace_back(iv.start_s, iv.end_s);
@@ -275,12 +308,28 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
     rep.exposed_comm_max_s = std::max(rep.exposed_comm_max_s, comm_s - hidden_s);
     Spans both = c;
     both.insert(both.end(), k.begin(), k.end());
-    const double idle_s = std::max(0.0, timeline.step_s - length(merge(std::move(both))));
+    both = merge(std::move(both));
+    const double idle_s = std::max(0.0, timeline.step_s - length(both));
     rep.idle_mean_s += idle_s / ranks;
     if (idle_s > rep.idle_max_s) {
       rep.idle_max_s = idle_s;
       rep.idle_max_rank = r;
     }
+    // Idle time by cause: waiting at an EP all-to-all for a slower peer
+    // (load skew), then, of the rest, waiting for the neighbouring pipeline
+    // stage and, with stages, before the rank's first and after its last
+    // task (the pipeline's fill and drain).
+    const double skew_s = outside(ep_waits[r], both);
+    Spans pipeline = p2p_waits[r];
+    if (graph.stages > 1 && !both.empty()) {
+      pipeline.emplace_back(0.0, both.front().first);
+      pipeline.emplace_back(both.back().second, timeline.step_s);
+    }
+    Spans busy_or_skew = both;
+    busy_or_skew.insert(busy_or_skew.end(), ep_waits[r].begin(), ep_waits[r].end());
+    const double pipeline_s = outside(pipeline, merge(std::move(busy_or_skew)));
+    rep.idle_skew_mean_s += skew_s / ranks;
+    rep.idle_pipeline_mean_s += pipeline_s / ranks;
   }
   rep.exposed_comm_mean_s = exposed_total / ranks;
   rep.comm_mean_s = comm_total / ranks;

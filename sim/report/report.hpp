@@ -33,6 +33,15 @@ inline constexpr const char* kCollectiveBytesRule =
     "what a participant sends to other ranks: all-to-all and p2p once per (token, destination rank), its own\n"
     "tokens excluded; all-reduce 2(n-1)/n x S, reduce-scatter and all-gather (n-1)/n x S, nccl-tests' bus bytes";
 
+// What `rank` sends to other ranks in collective `t`, by
+// kCollectiveBytesRule, and to how many peers: the report's rows sum it
+// over the participants, the trace prints it on every slice.
+struct RankSent {
+  double bytes = 0;
+  int peers = 0;
+};
+RankSent bytes_sent_by(const workloads::TaskGraph& graph, const workloads::Task& t, int rank);
+
 struct ReportRow {
   std::string name;
   double sim_s = 0;        // mean over ranks (step: the step time)
@@ -132,6 +141,13 @@ struct Report {
   double idle_mean_s = 0;
   double idle_max_s = 0;
   int idle_max_rank = 0;
+  // Of the idle time, mean per rank: waiting at dispatch/combine for a
+  // slower peer of the EP group (load skew: hot experts), and waiting for
+  // the neighbouring pipeline stage or, with stages, before the rank's
+  // first and after its last task (fill and drain: the bubble). The rest
+  // is other dependencies.
+  double idle_skew_mean_s = 0;
+  double idle_pipeline_mean_s = 0;
 
   int straggler_rank = 0;          // largest compute busy time over the step (lowest rank on ties)
   double straggler_compute_s = 0;
@@ -146,6 +162,9 @@ struct Report {
   double layer_mean_compute_s = 0;
 
   std::vector<LinkRow> busiest_links;  // by utilisation, descending; ties by name
+  // The graph's (token, expert) picks and those its routing's capacity dropped.
+  std::int64_t routed_picks = 0;
+  std::int64_t dropped_picks = 0;
 };
 
 Report build_report(const Timeline& timeline, const StepBounds& bounds, const PlatformFacts& platform,

@@ -97,6 +97,73 @@ std::string fallback_text(const DtypeFallback& f) {
                      to_string(f.wanted), to_string(f.used), f.host, to_string(f.wanted), to_string(f.used));
 }
 
+// "zipf s=1.0, placement first (routing.hot_placement: ...)" and the
+// hottest experts with where they sit.
+std::string routing_text(const workloads::RoutingPlacement& p) {
+  std::string out = fmt::format("  routing    {}{}", p.kind, p.params.empty() ? "" : " " + p.params);
+  if (p.kind == "uniform") return out + ": every expert alike, no hot experts\n";
+  if (!p.placement.empty())
+    out += fmt::format(", placement {} (routing.hot_placement: {})", p.placement, p.meaning);
+  out += "\n  hottest    experts ";
+  bool one_rank = true;
+  for (std::size_t i = 0; i < p.hottest.size(); ++i) {
+    const workloads::HotExpert& h = p.hottest[i];
+    one_rank = one_rank && h.ep_rank == p.hottest.front().ep_rank;
+    out += fmt::format("{}{} ({:.1f} %)", i == 0 ? "" : ", ", h.expert, 100 * h.weight);
+  }
+  out += " of the pick weight, ";
+  if (one_rank) {
+    out += fmt::format("all on EP rank {} (node {})", p.hottest.front().ep_rank, p.hottest.front().node);
+  } else {
+    out += "on EP ranks ";
+    for (std::size_t i = 0; i < p.hottest.size(); ++i)
+      out += fmt::format("{}{} (node {})", i == 0 ? "" : ", ", p.hottest[i].ep_rank, p.hottest[i].node);
+  }
+  out += fmt::format("{}; EP rank {} holds {:.1f} %, x{:.2f} the balanced {:.1f} %{}\n",
+                     p.moves_per_layer ? ", in the first MoE layer (the placement moves from layer to layer)"
+                                       : p.kind == "trace" ? ", in the first MoE layer" : ", in every MoE layer",
+                     p.hottest_rank, 100 * p.hottest_rank_weight, p.hottest_rank_weight / p.balanced_rank_weight,
+                     100 * p.balanced_rank_weight,
+                     p.placement == "first" ? " (routing.hot_placement = \"spread\" puts one per rank)" : "");
+  return out;
+}
+
+// The mitigations line, when the routing has any: redundant experts and the capacity's drops.
+std::string mitigation_text(const workloads::RoutingPlacement& p, const Report& r) {
+  if (p.redundant_experts == 0 && p.capacity == 0) return "";
+  std::string out = "  mitigate  ";
+  if (p.redundant_experts > 0)
+    out += fmt::format(" {} redundant experts ({} extra slot{} per rank holding replicas of the hottest experts, "
+                       "their picks split over the replicas; routing.redundant_experts){}",
+                       p.redundant_experts, p.redundant_per_rank, p.redundant_per_rank == 1 ? "" : "s",
+                       p.capacity > 0 ? ";" : "");
+  if (p.capacity > 0)
+    out += fmt::format(" capacity factor {:g}: at most {} tokens per (source rank, expert); {} of {} (token, expert) "
+                       "picks{} dropped ({:.3f} %), neither sent nor computed",
+                       p.capacity_factor, p.capacity, r.dropped_picks, r.routed_picks,
+                       r.reduction.reduced() ? " of the replayed EP group and micro-batches" : "",
+                       r.routed_picks > 0 ? 100.0 * static_cast<double>(r.dropped_picks) / r.routed_picks : 0.0);
+  return out + "\n";
+}
+
+nlohmann::ordered_json routing_json(const workloads::RoutingPlacement& p) {
+  nlohmann::ordered_json hottest = nlohmann::ordered_json::array();
+  for (const workloads::HotExpert& h : p.hottest)
+    hottest.push_back({{"expert", h.expert}, {"weight", h.weight}, {"ep_rank", h.ep_rank}, {"node", h.node}});
+  return {{"kind", p.kind},
+          {"params", p.params},
+          {"placement", p.placement},
+          {"placement_meaning", p.meaning},
+          {"moves_per_layer", p.moves_per_layer},
+          {"hottest", hottest},
+          {"hottest_rank", p.hottest_rank},
+          {"hottest_rank_weight", p.hottest_rank_weight},
+          {"balanced_rank_weight", p.balanced_rank_weight},
+          {"redundant_experts", p.redundant_experts},
+          {"capacity_factor", p.capacity_factor},
+          {"capacity_tokens", p.capacity}};
+}
+
 std::string platform_text(const Report& r) {
   const Scenario& s = r.scenario;
   std::string extra = s.platform_name;
@@ -184,9 +251,14 @@ nlohmann::ordered_json report_json(const Report& r) {
                    {"nodes", r.nodes_used},
                    {"seed", sc.seed},
                    {"overrides", sc.overrides}};
+  if (sc.routing) j["scenario"]["routing"] = routing_json(*sc.routing);
   j["ranks"] = r.reduction.full_ranks > 0 ? r.reduction.full_ranks : r.ranks;
   j["tasks"] = r.tasks;
-  j["replay"] = {{"ranks", r.ranks}, {"reduction", reduction_json(r.reduction)}};
+  // Picks are counted over what was replayed (one EP group, the steady state's micro-batches when reduced).
+  j["replay"] = {{"ranks", r.ranks},
+                 {"routed_picks", r.routed_picks},
+                 {"dropped_picks", r.dropped_picks},
+                 {"reduction", reduction_json(r.reduction)}};
   j["schedule"] = r.schedule;
   j["algorithm"] = r.algorithm;
   j["fidelity"] = r.fidelity;
@@ -229,6 +301,10 @@ nlohmann::ordered_json report_json(const Report& r) {
   j["collective_bytes_rule"] = rule;
   j["phases"] = nlohmann::ordered_json::array();
   for (const ReportRow& p : r.phases) j["phases"].push_back(row_json(p));
+  // Every task kind's label, in one order, so that plots colour phases alike everywhere (tools/plot_timeline.py).
+  j["task_kinds"] = nlohmann::ordered_json::array();
+  for (int k = 0; k < kTaskKinds; ++k)
+    j["task_kinds"].push_back(workloads::task_kind_label(static_cast<workloads::TaskKind>(k)));
   j["communication"] = {{"busy_mean_s", r.comm_mean_s},
                         {"exposed_mean_s", r.exposed_comm_mean_s},
                         {"exposed_max_s", r.exposed_comm_max_s},
@@ -236,7 +312,10 @@ nlohmann::ordered_json report_json(const Report& r) {
                         {"peer_wait_mean_s", r.peer_wait_mean_s},
                         {"idle_mean_s", r.idle_mean_s},
                         {"idle_max_s", r.idle_max_s},
-                        {"idle_max_rank", r.idle_max_rank}};
+                        {"idle_max_rank", r.idle_max_rank},
+                        {"idle_skew_mean_s", r.idle_skew_mean_s},
+                        {"idle_pipeline_mean_s", r.idle_pipeline_mean_s},
+                        {"idle_other_mean_s", std::max(0.0, r.idle_mean_s - r.idle_skew_mean_s - r.idle_pipeline_mean_s)}};
   if (const auto bubble = closed_form_bubble(sc)) j["pipeline"] = {{"bubble_closed_form", bubble->share},
                                                                   {"bubble_formula", bubble->formula}};
   j["straggler"] = {{"rank", r.straggler_rank},
@@ -306,6 +385,7 @@ std::string format_table(const Report& r) {
                        sc.pp > 1 ? fmt::format(", pipeline schedule {} ({} chunk{} per stage)", sc.pipeline_schedule,
                                                stage_chunks(sc), stage_chunks(sc) == 1 ? "" : "s")
                                  : std::string());
+  if (sc.routing) out += routing_text(*sc.routing) + mitigation_text(*sc.routing, r);
   if (!sc.overrides.empty()) {
     out += "  overrides ";
     for (const std::string& o : sc.overrides) out += " --set " + o;
@@ -364,10 +444,19 @@ std::string format_table(const Report& r) {
   out += fmt::format("  waiting for peers       {} mean per rank (inside a collective, before its last participant "
                      "entered)\n",
                      time_text(r.peer_wait_mean_s));
+  const double step_s = std::max(r.step.sim_s, 1e-300);
   out += fmt::format("  idle per rank           {} mean ({:.1f} % of the step), {} max on rank {} (neither compute nor "
-                     "communication runs{})\n",
-                     time_text(r.idle_mean_s), 100 * r.idle_mean_s / std::max(r.step.sim_s, 1e-300),
-                     time_text(r.idle_max_s), r.idle_max_rank, sc.pp > 1 ? ": the pipeline bubble and waits" : "");
+                     "communication runs), of which:\n",
+                     time_text(r.idle_mean_s), 100 * r.idle_mean_s / step_s, time_text(r.idle_max_s), r.idle_max_rank);
+  out += fmt::format("    load skew             {} mean ({:.1f} % of the step): waiting at dispatch/combine for a "
+                     "slower rank of the EP group (hot experts)\n",
+                     time_text(r.idle_skew_mean_s), 100 * r.idle_skew_mean_s / step_s);
+  out += fmt::format("    pipeline              {} mean ({:.1f} % of the step): waiting for the neighbouring stage, "
+                     "and before the first and after the last task with stages (the bubble)\n",
+                     time_text(r.idle_pipeline_mean_s), 100 * r.idle_pipeline_mean_s / step_s);
+  const double other_s = std::max(0.0, r.idle_mean_s - r.idle_skew_mean_s - r.idle_pipeline_mean_s);
+  out += fmt::format("    other                 {} mean ({:.1f} % of the step): other dependencies and collectives\n",
+                     time_text(other_s), 100 * other_s / step_s);
   if (const auto bubble = closed_form_bubble(sc))
     out += fmt::format("  bubble closed form      {} = {:.1f} % of the step, for identical passes and free transfers\n",
                        bubble->formula, 100 * bubble->share);

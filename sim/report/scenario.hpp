@@ -3,9 +3,11 @@
 // JSON) read on its own says what it is. The caller fills it; plain data.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "workloads/routing_placement.hpp"
 #include "workloads/task_graph.hpp"
 
 namespace epsim::sim {
@@ -38,6 +40,8 @@ struct Scenario {
   double model_flops_per_token = 0;
   double active_params = 0;
   workloads::Dtype mfu_dtype = workloads::Dtype::kBf16;
+  // The routing and where its hottest experts sit (absent: not known).
+  std::optional<workloads::RoutingPlacement> routing = std::nullopt;
 };
 
 // The project version (CMake project VERSION), e.g. "0.1.0".

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "core/overrides.hpp"
+#include "core/physical_ranges.hpp"
 #include "core/toml_reader.hpp"
 #include "sim/platform/platform_loader.hpp"
 #include "sim/platform/sim_engine.hpp"
@@ -27,12 +29,18 @@ namespace epsim::sim {
 namespace s4u = simgrid::s4u;
 
 const std::vector<DeepEpMeasurement>& deepep_h800_measurements() {
-  static const std::vector<DeepEpMeasurement> rows = {
-      {8, 153e9, 158e9},
-      {16, 43e9, 43e9},
-      {32, 58e9, 57e9},
-      {64, 51e9, 50e9},
-  };
+  static const std::vector<DeepEpMeasurement> rows = [] {
+    std::vector<DeepEpMeasurement> out;
+    for (auto [ep, dispatch_Bps, combine_Bps] : {std::tuple{8, 153e9, 158e9}, std::tuple{16, 43e9, 43e9},
+                                                 std::tuple{32, 58e9, 57e9}, std::tuple{64, 51e9, 50e9}}) {
+      DeepEpMeasurement m;
+      m.ep = ep;
+      m.dispatch_Bps = dispatch_Bps;
+      m.combine_Bps = combine_Bps;
+      out.push_back(m);
+    }
+    return out;
+  }();
   return rows;
 }
 
@@ -170,31 +178,43 @@ class Bench {
 // matches the measurement: time is nearly bytes / (efficiency x line
 // rate), so the ratio converges in a few steps. When the row's time does
 // not follow that link (another link is its bottleneck), it does not
-// converge, which is an error, as is an efficiency outside (0, 1].
+// converge, which is an error, as is an efficiency outside its physical
+// range (a rate far outside is never simulated), reported at the row's
+// dispatch key when the row came from a file.
 template <typename Apply>
-double calibrate(Bench& bench, int ep, const std::string& source, const char* link, double line_rate_Bps,
-                 Apply apply) {
+double calibrate(Bench& bench, const DeepEpMeasurement& row, const std::string& source, const char* link,
+                 double line_rate_Bps, Apply apply) {
+  const int ep = row.ep;
+  const std::string subject = fmt::format("{} calibration on the EP{} dispatch cell", link, ep);
+  const double min_efficiency = physical_range(Physical::kEfficiency).min;
   double efficiency = 1.0;
   double ratio = 0;
-  for (int i = 0; i < kCalibrationSteps; ++i) {
+  int steps = 0;
+  while (steps < kCalibrationSteps) {
+    ++steps;
     apply(efficiency);
-    const DeepEpRow row = bench.run(ep);
-    ratio = row.dispatch.calibration_ratio();
+    const DeepEpRow measured = bench.run(ep);
+    ratio = measured.dispatch.calibration_ratio();
     efficiency *= ratio;
     if (std::abs(ratio - 1.0) < 1e-6) break;
+    if (!(efficiency >= min_efficiency && efficiency <= 1 / min_efficiency)) break;
   }
-  const std::string subject = fmt::format("{} calibration on the EP{} dispatch cell", link, ep);
-  if (!(std::abs(ratio - 1.0) < 1e-3))
+  const bool converged = std::abs(ratio - 1.0) < 1e-3;
+  if (!converged && !(efficiency < min_efficiency))
     throw InputError(SourceLocation{source}, subject,
                      fmt::format("did not converge: after {} steps measured / simulated bandwidth is still {:.4g} "
                                  "(efficiency {:.4g}); the row's time does not follow the {} bandwidth, so another "
                                  "link is its bottleneck (check the platform and its overrides)",
-                                 kCalibrationSteps, ratio, efficiency, link));
-  if (!(efficiency > 0 && efficiency <= 1))
-    throw InputError(SourceLocation{source}, subject,
-                     fmt::format("efficiency {:.4g} is outside (0, 1]: the measurement needs {:.1f} GB/s per "
-                                 "direction from the platform's {:.0f} GB/s line rate",
-                                 efficiency, efficiency * line_rate_Bps / 1e9, line_rate_Bps / 1e9));
+                                 steps, ratio, efficiency, link));
+  if (!physical_range_problem(Physical::kEfficiency, efficiency).empty()) {
+    const std::string problem =
+        fmt::format("{}: the measurement needs {:.4g} GB/s per direction from the platform's {:.0f} GB/s line rate, "
+                    "an efficiency of {:.4g}, outside the physical range {}",
+                    subject, efficiency * line_rate_Bps / 1e9, line_rate_Bps / 1e9, efficiency,
+                    describe_range(Physical::kEfficiency));
+    if (!row.dispatch_key.empty()) throw InputError(row.dispatch_at, row.dispatch_key, problem);
+    throw InputError(SourceLocation{source}, subject, problem.substr(subject.size() + 2));
+  }
   apply(efficiency);
   return efficiency;
 }
@@ -207,7 +227,27 @@ const char* flat_parameter(const topology::ClusterSpec& spec) {
   return spec.supernode ? topology::kPortEfficiencyKey : topology::kLinkEfficiencyKey;
 }
 
+std::optional<DeepEpShapeProblem> deepep_shape_problem(int ep, int experts, int top_k, int group_limit,
+                                                       int gpus_per_node) {
+  const int per_node = std::min(ep, gpus_per_node);
+  if (ep % per_node != 0)
+    return DeepEpShapeProblem{"ep", fmt::format("EP{} is not a whole number of nodes of {} GPUs", ep, gpus_per_node)};
+  if (experts % ep != 0)
+    return DeepEpShapeProblem{"experts", fmt::format("{} experts do not split evenly over EP{}", experts, ep)};
+  const int nodes = ep / per_node;
+  const int reachable_nodes = group_limit == 0 ? nodes : std::min(nodes, group_limit);
+  if (top_k > reachable_nodes * (experts / nodes))
+    return DeepEpShapeProblem{group_limit == 0 || group_limit >= nodes ? "top_k" : "node_limit",
+                              fmt::format("top-{} is more than the {} experts a token reaches on {} node{} of {} "
+                                          "experts (EP{})",
+                                          top_k, reachable_nodes * (experts / nodes), reachable_nodes,
+                                          reachable_nodes == 1 ? "" : "s", experts / nodes, ep)};
+  return std::nullopt;
+}
+
 workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions& o, int ep, int gpus_per_node) {
+  if (const auto bad = deepep_shape_problem(ep, o.experts, o.top_k, o.group_limit, gpus_per_node))
+    throw InputError({}, bad->key, "not a DeepEP benchmark shape: " + bad->problem);
   workloads::WorkloadSpec w;
   w.model.layers = 1;
   w.model.experts = o.experts;
@@ -220,15 +260,7 @@ workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions&
   w.routing.kind = workloads::RoutingKind::kUniform;
   w.routing.seed = o.seed;
   const int nodes = ep / w.parallel.ranks_per_node;
-  const int group_limit = o.group_limit == 0 ? nodes : o.group_limit;
-  w.model.node_limit = group_limit;
-  const bool shaped = ep % w.parallel.ranks_per_node == 0 && o.experts % ep == 0 && group_limit >= 1 &&
-                      o.top_k >= 1 && o.top_k <= std::min(nodes, group_limit) * (o.experts / nodes);
-  if (!shaped)
-    throw InputError({}, "DeepEP routing",
-                     fmt::format("EP{} with {} experts, top-{} and at most {} nodes per token is not a DeepEP "
-                                 "benchmark shape ({} GPUs per node, experts a multiple of EP, top-k reachable)",
-                                 ep, o.experts, o.top_k, o.group_limit, gpus_per_node));
+  w.model.node_limit = o.group_limit == 0 ? nodes : o.group_limit;
   return workloads::sample_routing(w).layers.front().traffic;
 }
 
@@ -292,7 +324,7 @@ DeepEpValidation run_flat_validation(const DeepEpValidationOptions& o, const top
   v.flat_parameter = flat_parameter(spec);
   v.flat_line_rate_Bps = spec.supernode ? spec.supernode->port_bandwidth_Bps : spec.node.link_bandwidth_Bps;
   v.intra_node_latency_s = route_latency_s(bench.platform().facts, 0, 1);
-  v.flat_efficiency = calibrate(bench, cal.ep, spec.source, spec.supernode ? "supernode port" : "scale-up link",
+  v.flat_efficiency = calibrate(bench, cal, spec.source, spec.supernode ? "supernode port" : "scale-up link",
                                 v.flat_line_rate_Bps, [&](double e) { bench.set_flat_efficiency(e); });
   v.rows = run_rows(bench, o, {cal.ep});
   return v;
@@ -311,7 +343,7 @@ DeepEpValidation run_low_latency_validation(const DeepEpValidationOptions& o, co
   v.network_latency_s = route_latency_s(bench.platform().facts, 0, spec.node.npus);
   v.nvlink_efficiency = spec.node.link_efficiency;
   v.rdma_efficiency = spec.scaleout->nic_efficiency;
-  v.low_latency_efficiency = calibrate(bench, cal.ep, spec.source, "low-latency RDMA", v.nic_line_rate_Bps,
+  v.low_latency_efficiency = calibrate(bench, cal, spec.source, "low-latency RDMA", v.nic_line_rate_Bps,
                                        [&](double e) { bench.set_low_latency_efficiency(e); });
   v.rows = run_rows(bench, o, {cal.ep});
   return v;
@@ -357,9 +389,11 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
   v.intra_node_latency_s = route_latency_s(bench.platform().facts, 0, 1);
   v.network_latency_s = route_latency_s(bench.platform().facts, 0, kGpusPerNode);
   double rdma = 1.0;
-  v.nvlink_efficiency = calibrate(bench, o.nvlink_calibration_ep, spec.source, "NVLink", v.nvlink_line_rate_Bps,
+  const DeepEpMeasurement& nvlink_row = calibration_row(o, o.nvlink_calibration_ep, "calibration row");
+  const DeepEpMeasurement& rdma_row = calibration_row(o, o.rdma_calibration_ep, "calibration row");
+  v.nvlink_efficiency = calibrate(bench, nvlink_row, spec.source, "NVLink", v.nvlink_line_rate_Bps,
                                   [&](double e) { bench.set_efficiencies(e, rdma); });
-  v.rdma_efficiency = calibrate(bench, o.rdma_calibration_ep, spec.source, "RDMA", v.nic_line_rate_Bps,
+  v.rdma_efficiency = calibrate(bench, rdma_row, spec.source, "RDMA", v.nic_line_rate_Bps,
                                 [&](double e) { bench.set_efficiencies(v.nvlink_efficiency, rdma = e); });
   v.rows = run_rows(bench, o, {o.nvlink_calibration_ep, o.rdma_calibration_ep});
   return v;

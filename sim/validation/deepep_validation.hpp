@@ -4,9 +4,11 @@
 // kernels are the replay's hierarchical alltoallv (deepep_kernels.hpp).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "sim/validation/deepep_bytes.hpp"
 #include "sim/validation/deepep_kernels.hpp"
 #include "topology/cluster_spec.hpp"
@@ -27,6 +29,11 @@ struct DeepEpMeasurement {
   double dispatch_s = 0;    // kernel times, 0: not measured
   double combine_s = 0;
   int experts = 0;          // experts in this row's benchmark; 0: the options'
+  // Where the dispatch figure was written (a measurement file's
+  // row[i].dispatch_GBps or _us): a calibration it cannot give is reported
+  // there. Empty for rows without a file.
+  SourceLocation dispatch_at;
+  std::string dispatch_key;
 };
 const std::vector<DeepEpMeasurement>& deepep_h800_measurements();
 constexpr int kDeepEpTokensPerRank = 4096;
@@ -122,6 +129,18 @@ const char* flat_parameter(const topology::ClusterSpec& spec);
 workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions& options, int ep,
                                                   int gpus_per_node = kDeepEpGpusPerNode);
 
+// Why row `ep` with `experts`, `top_k` and at most `group_limit` nodes per
+// token (0: no limit) is not a DeepEP benchmark shape on nodes of
+// `gpus_per_node`, with the key to blame ("ep", "experts", "top_k" or
+// "node_limit"); nullopt when it is one. The measurement file checks its
+// rows with it at their keys; deepep_benchmark_traffic refuses the same.
+struct DeepEpShapeProblem {
+  std::string key;
+  std::string problem;
+};
+std::optional<DeepEpShapeProblem> deepep_shape_problem(int ep, int experts, int top_k, int group_limit,
+                                                       int gpus_per_node);
+
 // Builds the platform in this process's one SimGrid engine, calibrates the
 // two efficiencies (NVLink first, on a row that only uses NVLink) and runs
 // the rows; with flat_calibration_ep set (a flat platform) the one-hop
@@ -131,7 +150,8 @@ workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions&
 // calibration row of the wrong kind, tokens per rank other than DeepEP's,
 // a platform too small for the rows or without 8 GPUs per node, bad
 // overrides, and a calibration that does not converge or calibrates an
-// efficiency outside (0, 1].
+// efficiency outside its physical range (core/physical_ranges.hpp; at the
+// row's dispatch key when it came from a file).
 DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& options);
 
 // The platform TOML validated (file or preset, with the options'

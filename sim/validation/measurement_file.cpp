@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/physical_ranges.hpp"
 #include "core/presets.hpp"
 #include "core/toml_reader.hpp"
 #include "sim/platform/platform_loader.hpp"
@@ -29,10 +31,25 @@ workloads::Dtype wire_type(const std::string& name) {
   return name == "fp8" ? workloads::Dtype::kFp8 : name == "int8" ? workloads::Dtype::kInt8 : workloads::Dtype::kBf16;
 }
 
+// A measured figure in `unit_si` SI units per unit written (1e9 for GB/s,
+// 1e-6 for us), inside the physical range of `kind`; 0 when absent.
+double measured(TableReader& t, const std::string& key, Physical kind, double unit_si) {
+  if (!t.has(key)) return 0;
+  const double v = t.number(key, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
+  const std::string out_of_range = physical_range_problem(kind, v * unit_si);
+  if (!(v > 0) || !out_of_range.empty())
+    t.fail(key, fmt::format("{}, got {:g}", v > 0 ? out_of_range : "must be > 0", v));
+  return v;
+}
+
 MeasuredKernel read_kernel(TableReader& t, const char* kernel) {
   MeasuredKernel k;
-  k.GBps = t.number_or(std::string(kernel) + "_GBps", 0, 1e-9, 1e9);
-  k.us = t.number_or(std::string(kernel) + "_us", 0, 1e-9, 1e12);
+  const std::string GBps = std::string(kernel) + "_GBps", us = std::string(kernel) + "_us";
+  k.GBps = measured(t, GBps, Physical::kBandwidth, 1e9);
+  k.us = measured(t, us, Physical::kTime, 1e-6);
+  const std::string& key = k.GBps > 0 ? GBps : us;
+  if (const toml::node* n = t.node(key)) k.at = location_of(*n);
+  k.key = t.key_path(key);
   return k;
 }
 
@@ -76,7 +93,13 @@ MeasurementFile load_measurement_file(const std::string& path) {
   }
   // The kernel's layout follows the platform (is_flat_platform), so the
   // rows are checked against the file's platform with its overrides.
-  const PlatformShape platform = check_platform(PlatformRequest{m.platform, m.platform_set});
+  const PlatformShape platform = [&] {
+    try {
+      return check_platform(PlatformRequest{m.platform, m.platform_set});
+    } catch (const FileError& e) {
+      throw named_at(e, location_of(*root.node("platform")), "platform");
+    }
+  }();
 
   TableReader shape = root.table("shape");
   m.tokens_per_rank = static_cast<int>(shape.integer("tokens_per_rank", 1, 1 << 20));
@@ -115,6 +138,12 @@ MeasurementFile load_measurement_file(const std::string& path) {
     if (m.kernel == DeepEpKernel::kNormal && !flat && r.ep > 8 && r.ep % 8 != 0)
       t.fail("ep", fmt::format("expected 1..8 or a multiple of 8 GPUs per node, got {}", r.ep));
     r.experts = static_cast<int>(t.integer_or("experts", 0, 1, 1 << 16));
+    // The row's benchmark shape on the file's platform, blamed at the key that breaks it.
+    if (const auto bad = deepep_shape_problem(r.ep, r.experts ? r.experts : m.experts, m.top_k, m.node_limit,
+                                              platform.npus_per_node)) {
+      if (bad->key == "ep" || (bad->key == "experts" && r.experts)) t.fail(bad->key, bad->problem);
+      shape.fail(bad->key, fmt::format("{} (row[{}] at line {})", bad->problem, i, r.at.line));
+    }
     for (const MeasuredRow& other : m.rows)
       if (other.ep == r.ep) t.fail("ep", fmt::format("EP{} already has a row at line {}", r.ep, other.at.line));
     r.dispatch = read_kernel(t, "dispatch");
@@ -185,7 +214,7 @@ DeepEpValidationOptions validation_options(const MeasurementFile& m) {
   o.nvlink_calibration_ep = o.rdma_calibration_ep = 0;
   for (const MeasuredRow& r : m.rows) {
     o.measurements.push_back({r.ep, 1e9 * r.dispatch.GBps, 1e9 * r.combine.GBps, 1e-6 * r.dispatch.us,
-                              1e-6 * r.combine.us, r.experts});
+                              1e-6 * r.combine.us, r.experts, r.dispatch.at, r.dispatch.key});
     o.eps.push_back(r.ep);
     for (const std::string& p : r.calibrate)
       (p == topology::kLinkEfficiencyKey  ? o.nvlink_calibration_ep

@@ -17,8 +17,10 @@ inline constexpr int kMeasurementSchemaVersion = 1;
 
 // One measured kernel of a row; 0 where the source gives no figure.
 struct MeasuredKernel {
-  double GBps = 0;  // in the source's byte count, 1 GB = 1e9 B
-  double us = 0;    // kernel time
+  double GBps = 0;  // in the source's byte count, 1 GB = 1e9 B; inside the physical range of a bandwidth
+  double us = 0;    // kernel time, inside the physical range of a time (and > 0)
+  SourceLocation at;  // the figure a calibration reads (GBps when given, else us)
+  std::string key;    // its key path, e.g. "row[0].dispatch_GBps"
   bool given() const { return GBps > 0 || us > 0; }
 };
 
@@ -59,8 +61,12 @@ const std::vector<std::string>& calibratable_parameters(DeepEpKernel kernel, con
 
 // Reads and checks a measurement file. Throws InputError at the offending
 // key: unknown keys, a kernel or byte count the model does not cover
-// ("not modelled yet"), a row without a measured value, a bad or repeated
-// EP, an unknown parameter, or a second row calibrating one parameter.
+// ("not modelled yet"), a row without a measured value, a figure outside
+// its physical range, a row that is not a DeepEP benchmark shape on the
+// file's platform (deepep_shape_problem), a bad or repeated EP, an unknown
+// parameter, or a second row calibrating one parameter. The platform
+// named by `platform` is checked as every command checks one; a file
+// that cannot be read is reported at that key.
 MeasurementFile load_measurement_file(const std::string& path);
 
 // The validation the file asks for: its platform and overrides, shape,

@@ -2,8 +2,10 @@
 """Seeded mutation fuzz of every epsim input loader.
 
 Mutates the shipped inputs (cluster TOML presets, platform XML, workload
-TOML, a routing-trace CSV, a sweep spec) and runs a cheap epsim command on
-each mutant under a time limit, counting what must never happen: a signal,
+TOML, a routing-trace CSV, a sweep spec, the measurement files) and the
+command lines of `epsim collective` (one argument per line, mutated as a
+text: numbers, units, deleted, repeated or emptied arguments) and runs a
+cheap epsim command on each mutant under a time limit, counting what must never happen: a signal,
 a sanitizer report, "inf" or "nan" in the output, a run over the time limit, an "internal error", an exit
 code other than 0 or 2 (1 too for `sweep collect`, which says 1 when points
 have no result), or a run above the memory limit. Prints one summary; exits 1
@@ -157,7 +159,35 @@ def targets(root):
     text = open(os.path.join(root, "tools/sweeps/a2_ep.toml"), encoding="latin-1").read()
     out.append(("sweep collect a2_ep.toml", text, "s.toml",
                 ["sweep", "collect", "{f}", "--results", "{dir}/r.jsonl", "--csv", "{dir}/r.csv"], {0, 1, 2}, {}))
+    # Measurement files: `validate` reads, checks and calibrates (0.1-0.6 s
+    # each). End-to-end files run whole steps (the production one minutes):
+    # their keys are fuzzed on the test's small one (about a second).
+    end_to_end = [os.path.join(root, "tests/tools/end_to_end/small.toml")]
+    for name in sorted(os.listdir(os.path.join(root, "validation"))):
+        if name.endswith(".toml"):
+            text = open(os.path.join(root, "validation", name), encoding="latin-1").read()
+            if 'kind = "end_to_end"' not in text:
+                out.append(("validate " + name, text, "m.toml", ["validate", "{f}"], {0, 2}, {}))
+    for path in end_to_end:
+        text = open(path, encoding="latin-1").read()
+        out.append(("validate " + os.path.basename(path), text, "m.toml", ["validate", "{f}"], {0, 1, 2}, {}))
+    # Command lines: the mutant's lines are the arguments (file name None).
+    for name, args in COLLECTIVE_COMMANDS:
+        out.append((name, "\n".join(args), None, [], {0, 2}, {}))
     return out
+
+
+# `epsim collective` command lines whose options the fuzz mutates: every
+# option of both kinds of op, with lists (--sizes, --tokens) and --set.
+COLLECTIVE_COMMANDS = [
+    ("collective allgather options",
+     ["collective", "--platform", "tests/tools/collective/single_switch.toml", "--npus", "8", "--npus-per-node", "8",
+      "--op", "allgather", "--sizes", "1MB,16MB", "--algorithm", "ring", "--fidelity", "aggregated"]),
+    ("collective alltoallv options",
+     ["collective", "--platform", "a2", "--set", "node.count=2", "--npus", "16", "--npus-per-node", "8",
+      "--op", "alltoallv", "--workload", "tiny-moe", "--tokens", "64,128", "--hidden", "512", "--top-k", "4",
+      "--experts", "32", "--routing", "zipf", "--set", "routing.zipf_s=1.1", "--seed", "3", "--json"]),
+]
 
 
 NON_FINITE = re.compile(r"\b(inf|nan|infinity)\b", re.IGNORECASE)
@@ -226,10 +256,15 @@ def main():
             for companion, text in companions.items():
                 with open(os.path.join(d, companion), "w", encoding="latin-1") as f:
                     f.write(text)
-            path = os.path.join(d, file_name)
-            with open(path, "w", encoding="latin-1") as f:
-                f.write(mutant)
-            argv = [args.epsim] + [a.replace("{f}", path).replace("{dir}", d) for a in command]
+            if file_name is None:  # a command line: one argument per line (NULs cannot be arguments)
+                argv = [args.epsim] + mutant.replace("\0", "").split("\n")
+                with open(os.path.join(d, "argv.txt"), "w", encoding="latin-1") as f:
+                    f.write(mutant)
+            else:
+                path = os.path.join(d, file_name)
+                with open(path, "w", encoding="latin-1") as f:
+                    f.write(mutant)
+                argv = [args.epsim] + [a.replace("{f}", path).replace("{dir}", d) for a in command]
             err_path = os.path.join(work, "stderr")
             out_path = os.path.join(work, "stdout")
             rc, timed_out, rss, seconds = run_one(argv, args.timeout, args.mem_mb << 20, args.sanitizer, err_path,

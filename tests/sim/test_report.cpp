@@ -3,6 +3,7 @@
 // parts that sum to it, phase rows show the hot rank's max beside the mean,
 // the layer straggler follows hot experts that move per layer, and link
 // counters never exceed 100 % and are picked by utilisation.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -10,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "sim/report/trace.hpp"
@@ -217,6 +219,36 @@ TEST_CASE("phase rows show the hot rank's max beside the mean and name it") {
   CHECK(json.find("\"max_rank\": 5") != std::string::npos);
 }
 
+TEST_CASE("idle time waiting at the all-to-alls for the hot rank is reported as load skew, apart from the bubble") {
+  // Serial schedule, one hot rank: after each dispatch every rank runs its
+  // experts, and the combine starts when the hot rank's are done; each
+  // other rank waits the difference, idle. Summed over the expert GEMMs.
+  const workloads::TaskGraph graph = moe_graph(sixteen_ranks(5, 0.5));
+  ReplayOptions serial;
+  serial.schedule = Schedule::kSerial;
+  Simulation s = simulate(platform_path("four_nodes"), graph, serial);
+  std::map<int, std::vector<double>> busy;  // expert GEMM task -> busy time per rank
+  for (const Interval& iv : s.timeline.intervals) {
+    if (graph.tasks[iv.task].kind != workloads::TaskKind::kExpertGemm) continue;
+    std::vector<double>& b = busy[iv.task];
+    b.resize(static_cast<std::size_t>(graph.ranks), 0.0);
+    b[static_cast<std::size_t>(iv.rank)] += iv.end_s - iv.start_s;
+  }
+  double expected = 0;
+  for (const auto& [task, b] : busy) {
+    const double max_s = *std::max_element(b.begin(), b.end());
+    for (double x : b) expected += (max_s - x) / graph.ranks;
+  }
+  const Report& r = s.report;
+  REQUIRE(expected > 0);
+  CHECK(r.idle_skew_mean_s == Approx(expected).epsilon(1e-9));
+  CHECK(r.idle_pipeline_mean_s == 0);  // one stage, no pipeline
+  CHECK(r.idle_skew_mean_s <= r.idle_mean_s * (1 + 1e-12));
+  const std::string table = format_table(r);
+  CHECK(table.find("    load skew ") != std::string::npos);
+  CHECK(format_json(r).find("\"idle_skew_mean_s\"") != std::string::npos);
+}
+
 TEST_CASE("the layer straggler follows hot experts that move from layer to layer") {
   // tiny-moe: 8 ranks, 4 experts each, MoE layers 1..3. With hot_placement
   // "first" and order "per_layer", MoE layer m's hottest experts sit on rank m.
@@ -269,6 +301,48 @@ TEST_CASE("HBM counters stay within 100 % while compute and communication share 
     INFO(s.platform.links[link].name);
     CHECK(load.peak_utilisation <= 1 + 1e-9);
   }
+}
+
+TEST_CASE("trace slices of a collective carry the bytes the rank sends and its peers; the critical path is arrows") {
+  const workloads::TaskGraph graph = moe_graph(sixteen_ranks(5, 0.5));
+  Simulation s = simulate(platform_path("four_nodes"), graph);
+  TraceOptions options;
+  options.critical_path = s.report.gap.path_intervals;
+  REQUIRE(options.critical_path.size() == static_cast<std::size_t>(s.report.gap.path_tasks));
+  std::ostringstream out;
+  write_trace(out, s.timeline, s.platform, s.placement, graph, options);
+  const nlohmann::json trace = nlohmann::json::parse(out.str());
+  CHECK(trace["otherData"]["task_kinds"].size() == static_cast<std::size_t>(kTaskKinds));
+  CHECK(trace["otherData"]["task_kinds"][9] == "pipeline p2p");
+  int checked = 0, starts = 0, finishes = 0;
+  std::map<std::pair<int, int>, int> rank_of;  // track -> rank, from the tracks' metadata
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    starts += e["ph"] == "s";
+    finishes += e["ph"] == "f";
+    if (e["ph"] == "M" && e["name"] == "thread_name") rank_of[{e["pid"], e["tid"]}] = e["args"]["rank"];
+  }
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e.value("cat", "") != "comm" || checked == 20) continue;
+    // The rank's row of its traffic matrix, its own tokens excluded, counted here.
+    const workloads::Task& t = graph.tasks[e["args"]["task"].get<std::size_t>()];
+    if (!t.uses_traffic() || !t.groups.empty()) continue;
+    const int rank = rank_of.at({e["pid"], e["tid"]});
+    const workloads::TrafficMatrix& m = graph.traffic[static_cast<std::size_t>(t.traffic)];
+    double bytes = 0;
+    int peers = 0;
+    for (int dst = 0; dst < m.ranks; ++dst)
+      if (dst != rank && m.at(rank, dst) > 0) {
+        bytes += static_cast<double>(m.at(rank, dst)) * t.bytes_per_token;
+        ++peers;
+      }
+    CHECK(e["args"]["bytes"].get<double>() == Approx(bytes).epsilon(1e-12));
+    CHECK(e["args"]["peers"].get<int>() == peers);
+    ++checked;
+  }
+  CHECK(checked == 20);
+  // One arrow (start and finish) between consecutive intervals of the path.
+  CHECK(starts == static_cast<int>(options.critical_path.size()) - 1);
+  CHECK(finishes == starts);
 }
 
 TEST_CASE("trace counters pick the most utilised links, not the ones with most bytes") {

@@ -94,15 +94,23 @@ TEST_CASE("DeepEP routing: nodes per token match closed forms") {
   CHECK(limited <= 4.0);
 }
 
-TEST_CASE("DeepEP routing: shapes the benchmark cannot have are InputErrors") {
+TEST_CASE("DeepEP routing: shapes the benchmark cannot have are InputErrors naming the key that breaks them") {
   DeepEpValidationOptions o;
   o.experts = 250;  // not a multiple of EP16
-  CHECK_THROWS_AS(deepep_benchmark_traffic(o, 16), InputError);
+  CHECK_THROWS_WITH(deepep_benchmark_traffic(o, 16),
+                    "error: experts: not a DeepEP benchmark shape: 250 experts do not split evenly over EP16");
   o = {};
-  CHECK_THROWS_AS(deepep_benchmark_traffic(o, 12), InputError);  // not whole nodes of 8
+  CHECK_THROWS_WITH(deepep_benchmark_traffic(o, 12),
+                    "error: ep: not a DeepEP benchmark shape: EP12 is not a whole number of nodes of 8 GPUs");
   o.group_limit = 1;
   o.top_k = 40;  // one node holds 32 of the 256 experts at EP64
-  CHECK_THROWS_AS(deepep_benchmark_traffic(o, 64), InputError);
+  CHECK_THROWS_WITH(deepep_benchmark_traffic(o, 64),
+                    "error: node_limit: not a DeepEP benchmark shape: top-40 is more than the 32 experts a token "
+                    "reaches on 1 node of 32 experts (EP64)");
+  // Without a node limit the same top-k is reachable; above the experts it is top_k's fault.
+  CHECK_FALSE(deepep_shape_problem(64, 256, 40, 0, 8));
+  REQUIRE(deepep_shape_problem(8, 16, 17, 0, 8));
+  CHECK(deepep_shape_problem(8, 16, 17, 0, 8)->key == "top_k");
 }
 
 TEST_CASE("DeepEP kernels: internode tokens go to the same local index, then forward in the node") {
@@ -241,12 +249,14 @@ TEST_CASE("DeepEP validation: rows DeepEP did not publish, wrong calibration row
 TEST_CASE("DeepEP validation: a calibration that cannot converge is an error naming why") {
   // HBM at 100 GB/s bottlenecks EP8 below DeepEP's 153 GB/s whatever the
   // NVLink efficiency: the calibration must say so, not print an absurd one.
+  // It stops once the efficiency leaves [0.001, 1000] (no such rate is
+  // simulated): the 7th step reaches 1093.
   DeepEpValidationOptions o;
   o.overrides = {"npu.hbm_bandwidth=100GBps"};
   o.eps = {8, 16};
   CHECK_THROWS_WITH(run_deepep_validation(o),
-                    Catch::Contains("NVLink calibration on the EP8 dispatch cell: did not converge: after 8 steps "
-                                    "measured / simulated bandwidth is still") &&
+                    Catch::Contains("NVLink calibration on the EP8 dispatch cell: did not converge: after 7 steps "
+                                    "measured / simulated bandwidth is still 2.717 (efficiency 1093)") &&
                         Catch::Contains("another link is its bottleneck"));
 }
 
@@ -256,8 +266,9 @@ TEST_CASE("DeepEP validation: an efficiency above 1 is an error naming the cell"
   o.overrides = {"node.link_bandwidth=100GBps"};
   o.eps = {8, 16};
   CHECK_THROWS_WITH(run_deepep_validation(o),
-                    Catch::Contains("NVLink calibration on the EP8 dispatch cell: efficiency 1.36") &&
-                        Catch::Contains("is outside (0, 1]"));
+                    Catch::Contains("NVLink calibration on the EP8 dispatch cell: the measurement needs 136.") &&
+                        Catch::Contains("an efficiency of 1.36") &&
+                        Catch::Contains("outside the physical range [0.001, 1]"));
 }
 
 TEST_CASE("DeepEP validation: the calibration sets the efficiencies, whatever the platform gave") {

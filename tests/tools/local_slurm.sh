@@ -50,6 +50,9 @@ start() {
   munged --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
     --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" \
     --seed-file="$dir/munge/munged.seed" --force
+  # The node's memory, a little under what slurmd measures (more drains the
+  # node); without it Slurm assumes 1 MB and refuses any job's --mem.
+  local memory_MiB=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1024 - 256 ))
   cat > "$dir/slurm.conf" <<CONF
 ClusterName=epsimtest
 SlurmctldHost=localhost
@@ -77,7 +80,7 @@ SchedulerParameters=batch_sched_delay=0
 MailProg=/bin/true
 MinJobAge=300
 ReturnToService=2
-NodeName=localhost NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
+NodeName=localhost NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$memory_MiB State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 CONF
   export SLURM_CONF="$dir/slurm.conf"

@@ -97,7 +97,7 @@ TEST_CASE("[compute]: kernel efficiencies, default the plain roofline", "[spec]"
   CHECK(plain.dense_gemm.at(1) == 1);
   CHECK(plain.elementwise == 1);
   CHECK_THROWS_WITH(load_cluster_spec("h800", {"compute.dense_gemm=1.5"}),
-                    Catch::Contains("compute.dense_gemm: expected an efficiency in (0, 1], got 1.5"));
+                    Catch::Contains("compute.dense_gemm: expected an efficiency in [0.001, 1], got 1.5"));
   CHECK_THROWS_WITH(load_cluster_spec("h800", {"compute.gemm=0.5"}), Catch::Contains("compute.gemm: unknown key"));
 }
 
@@ -115,4 +115,30 @@ TEST_CASE("atlas950 preset: 8192 Ascend 950DT cards, 2 TB/s UB per card as 1 TB/
   REQUIRE(s.supernode);
   CHECK(!s.scaleout);
   CHECK(2 * s.supernode->port_bandwidth_Bps == 2e12);
+}
+
+TEST_CASE("one key says whether a rank is a 910C package or a die", "[spec][dies]") {
+  const ClusterSpec package = load_cluster_spec("cloudmatrix384");
+  const ClusterSpec die = load_cluster_spec("cloudmatrix384", {"npu.rank=die"});
+  CHECK(package.npu.dies == 2);
+  CHECK_FALSE(package.npu.rank_per_die);
+  CHECK(die.npu.rank_per_die);
+  // Every per-package figure split over the 2 dies, twice the ranks: the package's totals kept.
+  CHECK(die.npu.flops_bf16 == package.npu.flops_bf16 / 2);
+  CHECK(die.npu.flops_int8 == package.npu.flops_int8 / 2);
+  CHECK(die.npu.hbm_bandwidth_Bps == package.npu.hbm_bandwidth_Bps / 2);
+  CHECK(die.npu.hbm_capacity_bytes == 64e9);
+  CHECK(die.supernode->port_bandwidth_Bps == 196e9);
+  CHECK(die.node.npus == 16);
+  CHECK(die.npu_count() == 768);
+  CHECK(die.npu_count() * die.npu.flops_bf16 == package.npu_count() * package.npu.flops_bf16);
+  CHECK(npu_description(die.npu) == "Ascend 910C, a rank per die (2 per package)");
+  CHECK(npu_description(package.npu) == "Ascend 910C");
+  // A switched node splits its port too (h800 as if its GPUs had 2 dies).
+  const ClusterSpec h800 = load_cluster_spec("h800", {"npu.dies=2", "npu.rank=die"});
+  CHECK(h800.node.npus == 16);
+  CHECK(h800.node.link_bandwidth_Bps == load_cluster_spec("h800").node.link_bandwidth_Bps / 2);
+  CHECK(h800.scaleout->nic_bandwidth_Bps == load_cluster_spec("h800").scaleout->nic_bandwidth_Bps / 2);
+  CHECK_THROWS_WITH(load_cluster_spec("a2", {"npu.rank=die"}),
+                    "--set npu.rank=die: error: npu.rank: \"die\" needs npu.dies >= 2 (the dies of one package)");
 }

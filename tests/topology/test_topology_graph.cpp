@@ -4,6 +4,7 @@
 
 #include "core/toml_reader.hpp"
 #include "topology/platform_plan.hpp"
+#include "topology/platform_size.hpp"
 #include "topology/topology_checks.hpp"
 #include "topology/topology_graph.hpp"
 
@@ -76,6 +77,10 @@ TEST_CASE("diameter in hops and connectivity", "[graph]") {
            {"a2", {"node.count=6"}},
            {"a2", {"node.count=9", "scaleout.nodes_per_leaf=2"}},
            {"h800", {"node.count=5"}},
+           {"a2", {"node.count=6", "scaleout.nics=\"per_node\""}},
+           {"h800", {"node.count=3", "scaleout.fabric=\"rail\""}},
+           {"h800", {"node.count=1", "node.npus=64"}},
+           {"a2", {"node.count=2", "node.npus=16"}},
            {"cloudmatrix384", {}}}) {
     const TopologyGraph topo(preset(name, sets));
     CHECK(diameter_hops(topo) == diameter_hops_every_npu(topo));
@@ -92,4 +97,42 @@ TEST_CASE("the platform plan grows linearly with nodes", "[graph][plan]") {
   // pairs and routes to its switch; leaf pairs at the root.
   CHECK(large.route_count == 32 * 44 + 8 * 10 + 28);
   CHECK(large.route_count < 5 * small.route_count);
+}
+
+TEST_CASE("platform_size counts the graph's links without building it", "[graph][size]") {
+  for (const auto& [name, sets] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"a2", {"node.count=9", "scaleout.nodes_per_leaf=2"}},
+           {"a2", {"node.count=3", "scaleout.nics=\"per_node\""}},
+           {"a2", {"node.count=1", "node.npus=64"}},
+           {"h800", {"node.count=3"}},
+           {"a2-nic400", {}},
+           {"cloudmatrix384", {}},
+           {"atlas950", {"node.count=4"}}}) {
+    INFO(name);
+    const TopologyGraph topo(preset(name, sets));
+    const PlatformSize size = platform_size(topo.spec());
+    std::int64_t cables = 0, node_cables = 0, shared = 0;
+    for (auto [e, end] = boost::edges(topo.graph()); e != end; ++e) {
+      const TopoEdge& edge = topo.graph()[*e];
+      if (edge.internal) continue;
+      ++cables;
+      const TopoVertex& a = topo.graph()[boost::source(*e, topo.graph())];
+      const TopoVertex& b = topo.graph()[boost::target(*e, topo.graph())];
+      // Inside a node: NPU to NPU (mesh) or NPU to its node's switch.
+      if (a.node >= 0 && b.node >= 0 && a.kind != VertexKind::kNic && b.kind != VertexKind::kNic) ++node_cables;
+    }
+    for (auto [v, end] = boost::vertices(topo.graph()); v != end; ++v) shared += topo.graph()[*v].link.name.empty() ? 0 : 1;
+    CHECK(size.npus == topo.npu_count());
+    CHECK(size.cables == cables);
+    CHECK(size.node_cables == node_cables);
+    CHECK(size.shared_links == shared);
+  }
+}
+
+TEST_CASE("a graph above the memory limit is refused before it is built, at the key that grows it", "[graph][size]") {
+  // A node of 4,096 NPUs as a full mesh: 8.4 million links (4.3 GiB at ~550 B each).
+  CHECK_THROWS_WITH(TopologyGraph(preset("a2", {"node.count=1", "node.npus=4096"})),
+                    "--set node.npus=4096: error: node.npus: building 4096 NPUs needs an estimated 4.3 GiB (the "
+                    "topology graph: 8390656 links x ~550 B), above the limit of 4 GiB (EPSIM_MEMORY_LIMIT_GIB raises it)");
+  CHECK(platform_size(preset("a2", {"node.count=1", "node.npus=4096"})).node_cables == 4096LL * 4095 / 2);
 }

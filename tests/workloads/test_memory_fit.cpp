@@ -190,3 +190,16 @@ TEST_CASE("memory: the quick start's deepseek-v3-pp8 fits 64 GB only with full r
   CHECK_FALSE(check_memory_fit(bs, 64e9).fits);
   CHECK(bs.largest().name == "activations");
 }
+
+TEST_CASE("memory: a redundant expert slot holds a whole expert (weights, gradients, optimizer state)", "[memory]") {
+  const WorkloadSpec w = load_workload("deepseek-v3", {"parallel.ep=32"});
+  MemoryInputs in = current_memory_inputs(w);
+  const MemoryBreakdown plain = memory_per_rank(w.model, in);
+  in.redundant_experts = 32;  // one more slot per rank: 9 experts instead of 8
+  const MemoryBreakdown more = memory_per_rank(w.model, in);
+  CHECK(term(more, "expert weights") == Approx(term(plain, "expert weights") * 9 / 8));
+  CHECK(term(more, "expert optimizer state") == Approx(term(plain, "expert optimizer state") * 9 / 8));
+  CHECK(current_memory_inputs(load_workload("deepseek-v3", {"parallel.ep=32", "routing.redundant_experts=32",
+                                                             "model.node_limit=0"}))
+            .redundant_experts == 32);
+}

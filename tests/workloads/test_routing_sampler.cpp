@@ -9,9 +9,12 @@
 #include <catch2/catch.hpp>
 
 #include "core/moe_formulas.hpp"
+#include "workloads/expert_replicas.hpp"
 #include "workloads/expert_weights.hpp"
 #include "workloads/node_patterns.hpp"
+#include "workloads/routing_placement.hpp"
 #include "workloads/routing_sampler.hpp"
+#include "workloads/routing_stream.hpp"
 #include "workloads/routing_summary.hpp"
 #include "workloads/task_graph_builder.hpp"
 #include "workload_text.hpp"
@@ -543,4 +546,128 @@ TEST_CASE("uniform node-limited draws are pinned to the stream they were tuned o
     }
     CHECK(h == c.digest);
   }
+}
+
+TEST_CASE("routing_placement names the placement and where the hottest experts sit", "[placement]") {
+  // 8 experts on 4 ranks (2 each, 2 ranks per node), zipf s=1: weights 1/i over H(8).
+  WorkloadSpec w;
+  w.model.experts = 8;
+  w.model.top_k = 2;
+  w.parallel.ep = 4;
+  w.parallel.dp = 4;
+  w.parallel.ranks_per_node = 2;
+  w.routing.kind = RoutingKind::kZipf;
+  w.routing.zipf_s = 1.0;
+  const double h8 = 1 + 1 / 2. + 1 / 3. + 1 / 4. + 1 / 5. + 1 / 6. + 1 / 7. + 1 / 8.;
+  // "first": slot i on expert i, so experts 0 and 1 share rank 0.
+  RoutingPlacement p = routing_placement(w);
+  CHECK(p.kind == "zipf");
+  CHECK(p.params == "s=1");
+  CHECK(p.placement == "first");
+  REQUIRE(p.hottest.size() == 4);
+  CHECK(p.hottest[0].expert == 0);
+  CHECK(p.hottest[0].weight == Approx(1 / h8));
+  CHECK(p.hottest[1].ep_rank == 0);
+  CHECK(p.hottest[2].expert == 2);
+  CHECK(p.hottest[2].ep_rank == 1);
+  CHECK(p.hottest[2].node == 0);
+  CHECK(p.hottest_rank == 0);
+  CHECK(p.hottest_rank_weight == Approx(1.5 / h8));
+  CHECK(p.balanced_rank_weight == 0.25);
+  // "spread": slot i on rank i mod 4, so the 4 hottest sit on ranks 0..3 (experts 0, 2, 4, 6).
+  w.routing.hot_placement = HotPlacement::kSpread;
+  p = routing_placement(w);
+  CHECK(p.placement == "spread");
+  for (int i = 0; i < 4; ++i) {
+    CHECK(p.hottest[static_cast<std::size_t>(i)].expert == 2 * i);
+    CHECK(p.hottest[static_cast<std::size_t>(i)].ep_rank == i);
+  }
+  CHECK(p.hottest[3].node == 1);
+  CHECK(p.hottest_rank_weight == Approx((1 + 1 / 5.) / h8));  // rank 0: slots 0 and 4
+  // Uniform: no hot experts, every rank at its balanced share.
+  w.routing.kind = RoutingKind::kUniform;
+  p = routing_placement(w);
+  CHECK(p.hottest.empty());
+  CHECK(p.placement.empty());
+  CHECK(p.hottest_rank_weight == Approx(0.25));
+}
+
+TEST_CASE("plan_replicas: extra slots go to the most weight per replica, on the least loaded rank", "[mitigation]") {
+  // 4 experts on 2 ranks, 1 extra slot each. Expert 0 (0.6) gets a replica on
+  // rank 1; then expert 2 (0.15, tied with 3: the lower id) takes rank 0's slot
+  // (expert 0 is on both ranks, expert 1's rank 0 holds it and rank 1 is full).
+  const ExpertReplicas plan = plan_replicas({0.6, 0.1, 0.15, 0.15}, 2, 2);
+  CHECK(plan.slots_per_rank == 3);
+  CHECK(plan.replicas[0] == std::vector<int>{0, 5});
+  CHECK(plan.replicas[1] == std::vector<int>{1});
+  CHECK(plan.replicas[2] == std::vector<int>{3, 2});
+  CHECK(plan.replicas[3] == std::vector<int>{4});
+  CHECK(plan.expert_of_slot == std::vector<int>{0, 1, 2, 2, 3, 0});
+}
+
+namespace {
+
+// One MoE layer of `experts` experts, top-k, over `ep` ranks of `tokens` tokens each.
+WorkloadSpec one_layer(int experts, int k, int ep, int tokens) {
+  WorkloadSpec w;
+  w.model.layers = 1;
+  w.model.experts = experts;
+  w.model.top_k = k;
+  w.parallel.ep = ep;
+  w.parallel.dp = ep;
+  w.parallel.ranks_per_node = ep;
+  w.parallel.tokens_per_micro_batch = tokens;
+  w.parallel.sequence_length = tokens;
+  w.routing.seed = 3;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("a replicated hot expert's picks split over its replicas: its rank's load of it halves", "[mitigation]") {
+  WorkloadSpec w = one_layer(4, 1, 2, 10000);
+  w.routing.kind = RoutingKind::kHot;
+  w.routing.hot_experts = 1;
+  w.routing.hot_share = 0.7;
+  const LayerRouting plain = sample_routing(w).layers.front();
+  w.routing.redundant_experts = 2;
+  const LayerRouting split = sample_routing(w).layers.front();
+  // Slots: rank 0 holds experts 0, 1 and a replica; rank 1 experts 2, 3 and expert 0's replica (slot 5).
+  REQUIRE(split.expert_tokens.size() == 6);
+  const std::int32_t hot = plain.expert_tokens[0];
+  CHECK(hot > 5000);
+  // The same draws (same seed), each source alternating its picks of expert 0 over the two replicas.
+  CHECK(split.expert_tokens[0] + split.expert_tokens[5] == hot);
+  CHECK(std::abs(split.expert_tokens[0] - split.expert_tokens[5]) <= 2);  // at most one per source
+  // The other experts keep their picks.
+  CHECK(split.expert_tokens[1] == plain.expert_tokens[1]);
+  CHECK(split.expert_tokens[3] + split.expert_tokens[2] == plain.expert_tokens[2]);  // 2 replicated on rank 0's slot
+  CHECK(split.expert_tokens[4] == plain.expert_tokens[3]);
+  CHECK(split.dropped_picks == 0);
+}
+
+TEST_CASE("a capacity caps every source's tokens per expert; the rest are dropped and counted", "[mitigation]") {
+  // One rank, so each expert's count is the source's: capped = min(plain, capacity) exactly.
+  WorkloadSpec w = one_layer(8, 2, 1, 1000);
+  w.routing.kind = RoutingKind::kZipf;
+  w.routing.zipf_s = 1.2;
+  const LayerRouting plain = sample_routing(w).layers.front();
+  w.routing.capacity_factor = 1.0;
+  CHECK(expert_capacity(w) == 250);  // ceil(1000 x 2 / 8 x 1.0)
+  const LayerRouting capped = sample_routing(w).layers.front();
+  std::int64_t dropped = 0;
+  for (std::size_t e = 0; e < 8; ++e) {
+    CHECK(capped.expert_tokens[e] == std::min<std::int32_t>(plain.expert_tokens[e], 250));
+    dropped += std::max<std::int32_t>(0, plain.expert_tokens[e] - 250);
+  }
+  CHECK(dropped > 0);
+  CHECK(capped.dropped_picks == dropped);
+  // Dropped picks are not sent: with 2 ranks the capped traffic is at most the plain one, pair by pair.
+  WorkloadSpec two = one_layer(8, 2, 2, 1000);
+  two.routing = w.routing;
+  const LayerRouting sent = sample_routing(two).layers.front();
+  two.routing.capacity_factor = 0;
+  const LayerRouting all = sample_routing(two).layers.front();
+  for (std::size_t i = 0; i < sent.traffic.tokens.size(); ++i) CHECK(sent.traffic.tokens[i] <= all.traffic.tokens[i]);
+  CHECK(sent.dropped_picks > 0);
 }

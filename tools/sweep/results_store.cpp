@@ -1,5 +1,4 @@
 // Locked, durable appends of JSON lines, and tolerant reading.
-#include "core/json_output.hpp"
 #include "tools/sweep/results_store.hpp"
 
 #include <fcntl.h>
@@ -9,15 +8,22 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
+
+#include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/json_output.hpp"
 
 namespace epsim::sweep {
 
 namespace {
 
+// A results file that cannot be written is the --results option's problem
+// (a full disk, a read-only folder): exit 2 at the first failed write.
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
-  throw std::runtime_error(path + ": " + what + ": " + std::strerror(errno));
+  throw option_error("--results", path + ": " + what + ": " + std::strerror(errno));
 }
 
 // Holds a file descriptor and its lock for one scope.
@@ -73,6 +79,9 @@ void append_result(const std::string& path, const nlohmann::json& record) {
 
 std::vector<nlohmann::json> read_results(const std::string& path) {
   std::vector<nlohmann::json> records;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return records;
+  check_regular_file(path);  // /dev/full or a FIFO would read without end
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {

@@ -14,11 +14,13 @@
 namespace epsim::sweep {
 
 // Appends `record` as one line: flock(LOCK_EX), a newline first if the file
-// ends in a torn line, one write(), fsync(). Throws std::runtime_error on I/O failure.
+// ends in a torn line, one write(), fsync(). Throws InputError naming
+// --results on any I/O failure (a full disk: at the first write).
 void append_result(const std::string& path, const nlohmann::json& record);
 
 // All complete, parsable lines of the file (none if it does not exist); a
-// torn or unparsable line is skipped.
+// torn or unparsable line is skipped. FileError when the path exists but is
+// not a regular file (/dev/full reads without end).
 std::vector<nlohmann::json> read_results(const std::string& path);
 
 // The last record of each point key ("key" field), in file order of last write.

@@ -43,12 +43,20 @@ std::string slurm_array_script(const std::vector<int>& points, const SlurmOption
   s += "#SBATCH --job-name=" + o.job_name + "\n";
   s += "#SBATCH --array=" + array + "\n";
   s += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";
+  s += fmt::format("#SBATCH --mem={}M\n", o.mem_MiB);
   s += "#SBATCH --output=" + o.log_dir + "/%x-%A_%a.out\n";
+  if (!o.workdir.empty()) s += "#SBATCH --chdir=" + o.workdir + "\n";
   if (!o.time_limit.empty()) s += "#SBATCH --time=" + o.time_limit + "\n";
   if (!o.partition.empty()) s += "#SBATCH --partition=" + o.partition + "\n";
+  if (!o.account.empty()) s += "#SBATCH --account=" + o.account + "\n";
   s += "set -eu\n";
-  s += "exec " + shell_quote(o.epsim) + " sweep " + shell_quote(o.spec) +
-       " --point \"$SLURM_ARRAY_TASK_ID\" --results " + shell_quote(o.results) + "\n";
+  s += "# The epsim and presets the points were checked with; EPSIM and EPSIM_DATA_DIR\n";
+  s += "# in the submitting environment (sbatch exports it) name others.\n";
+  // Assignments: the default's quotes are removed, and nothing is split.
+  s += "epsim=${EPSIM:-" + shell_quote(o.epsim) + "}\n";
+  s += "export EPSIM_DATA_DIR=${EPSIM_DATA_DIR:-" + shell_quote(o.data_dir) + "}\n";
+  s += "exec \"$epsim\" sweep " + shell_quote(o.spec) + " --point \"$SLURM_ARRAY_TASK_ID\" --results " +
+       shell_quote(o.results) + "\n";
   return s;
 }
 

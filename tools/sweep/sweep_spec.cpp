@@ -91,6 +91,9 @@ Axis read_axis(TableReader& t, const std::vector<Axis>& earlier) {
     if (axis.key != "seed" && !is_override_key(axis.key) && !v.is_string()) {
       throw InputError(location_of(v), t.key_path("values"), "expected a string");
     }
+    if (axis.key != "seed" && !is_override_key(axis.key) && v.value<std::string>()->empty()) {
+      throw InputError(location_of(v), t.key_path("values"), "expected a non-empty string (\"\" is no value)");
+    }
     axis.values.push_back(text);
     axis.value_sources.push_back(location_of(v));
   }
@@ -160,11 +163,18 @@ SweepSpec load_sweep_spec(const std::string& path) {
   spec.path = path;
 
   TableReader base = root.table("base");
-  spec.base.platform = base.string("platform");
-  spec.base.workload = base.string("workload");
-  spec.base.schedule = base.string_or("schedule", "");
-  spec.base.algorithm = base.string_or("algorithm", "");
-  spec.base.fidelity = base.string_or("fidelity", "");
+  // A scenario key given "" would silently mean its default: refused; leave the key out instead.
+  auto scenario_string = [&base](const char* key, bool required) {
+    if (!required && !base.has(key)) return std::string();
+    std::string value = base.string(key);
+    if (value.empty()) base.fail(key, "expected a non-empty string (leave the key out for the default)");
+    return value;
+  };
+  spec.base.platform = scenario_string("platform", true);
+  spec.base.workload = scenario_string("workload", true);
+  spec.base.schedule = scenario_string("schedule", false);
+  spec.base.algorithm = scenario_string("algorithm", false);
+  spec.base.fidelity = scenario_string("fidelity", false);
   spec.base.seed = base.integer_or("seed", 1, 0);
   if (const toml::node* sets = base.node("set")) {
     const toml::array* array = sets->as_array();

@@ -6,9 +6,15 @@ whose first word is `epsim`, `build/tools/epsim`, `bash tools/...` or
 `[/usr/bin/]python3 tools/...`, with an optional `$ ` prompt. Indented lines
 right after a command continue it (a synopsis over several lines); `[...]`
 around options is dropped, so a synopsis runs with the values it shows; a
-trailing `# comment` is cut. Each command must exit 0, except a `$ ` command
-whose next line in the block is an `error:` line: it must exit 2 and print
-exactly that line on stderr.
+trailing `# comment` is cut. In indented (4-space) code blocks, the examples,
+the `$ ` commands run too (their unprompted lines are synopses with
+placeholders). Each command must exit 0, except a `$ ` command whose next
+line in the block is an `error:` line: it must exit 2 and print exactly
+that line on stderr. The lines a `$ ` command shows after it, up to the
+next command or the block's end, are its printed output: each must be a
+line of what the command prints, in order, numbers included (a `...` line
+skips any number of lines; spaces are compared as one), so a doc's figures
+cannot go stale.
 
 They run in a scratch copy of the project (so outputs such as `-o a2.xml`
 land there), with EPSIM_DATA_DIR pointing at the copy and
@@ -65,35 +71,97 @@ def is_command(text):
     return len(words) > 1 and not words[1].endswith(":") and not words[1][:1].isdigit()
 
 
-def commands_in(path):
-    """(line number, command, expected error line or None) for each command of a markdown file."""
-    found = []
+def code_lines(path):
+    """(line number, text, indented) of every line inside a code block: fenced
+    (not toml/xml/csv/json) or indented by 4 spaces after a blank line, the
+    indentation removed; a block ends with None."""
     lines = open(path, encoding="utf-8").read().splitlines()
-    in_block, lang, i = False, "", 0
-    while i < len(lines):
-        line = lines[i]
+    out, in_fence, lang, in_indent = [], False, "", False
+    for n, line in enumerate(lines, 1):
         if line.startswith("```"):
-            in_block, lang = not in_block, line[3:].strip()
+            if in_fence:
+                out.append(None)
+            in_fence, lang = not in_fence, line[3:].strip()
+            continue
+        if in_fence:
+            if lang not in SKIP_LANGS:
+                out.append((n, line, False))
+            continue
+        previous = lines[n - 2] if n >= 2 else ""
+        if line.startswith("    ") and (in_indent or not previous.strip()):
+            in_indent = True
+            out.append((n, line[4:], True))
+            continue
+        if in_indent and line.strip():
+            in_indent = False
+            out.append(None)
+    out.append(None)
+    return out
+
+
+def commands_in(path):
+    """(line number, command, expected error line or None, expected output lines) for each command of a
+    markdown file."""
+    found = []
+    lines = code_lines(path)
+    i = 0
+    while i < len(lines):
+        if lines[i] is None:
             i += 1
             continue
-        if not in_block or lang in SKIP_LANGS:
-            i += 1
-            continue
+        start, line, indented = lines[i]
         prompted = line.startswith("$ ")
         text = line[2:] if prompted else line
-        if not is_command(text):
+        if not is_command(text) or (indented and not prompted):
             i += 1
             continue
-        start, command = i + 1, strip_comment(text)
-        while i + 1 < len(lines) and lines[i + 1][:1].isspace() and lines[i + 1].strip().startswith("["):
+        command = strip_comment(text)
+        while i + 1 < len(lines) and lines[i + 1] and lines[i + 1][1][:1].isspace() and \
+                lines[i + 1][1].strip().startswith("["):
             i += 1
-            command += " " + strip_comment(lines[i].strip())
-        expected = None
-        if prompted and i + 1 < len(lines) and "error:" in lines[i + 1] and not lines[i + 1].startswith("```"):
-            expected = lines[i + 1]
-        found.append((start, re.sub(r"\[([^\[\]]*)\]", r"\1", command), expected))
+            command += " " + strip_comment(lines[i][1].strip())
+        expected, output = None, []
+        if prompted and i + 1 < len(lines) and lines[i + 1] and "error:" in lines[i + 1][1]:
+            expected = lines[i + 1][1]
+        elif prompted:
+            j = i + 1
+            while j < len(lines) and lines[j] and not lines[j][1].startswith("$ "):
+                output.append(lines[j][1])
+                j += 1
+        found.append((start, re.sub(r"\[([^\[\]]*)\]", r"\1", command), expected, output))
         i += 1
     return found
+
+
+def squeeze(line):
+    return " ".join(line.split())
+
+
+def output_mismatch(shown, printed):
+    """None when every shown line is a printed line, in order (`...` skips
+    lines), else the first shown line that is not, with the printed line most
+    like it (the same words once numbers are masked)."""
+    printed = [squeeze(l) for l in printed.splitlines()]
+    masked = [re.sub(r"[-+]?\d[\d.,e+-]*", "#", l) for l in printed]
+    at, skipping = 0, False
+    for line in shown:
+        want = squeeze(line)
+        if want == "...":
+            skipping = True
+            continue
+        if not want:
+            continue
+        found = None
+        for k in range(at, len(printed) if skipping else min(at + 1, len(printed))):
+            if printed[k] == want:
+                found = k
+                break
+        if found is None:
+            like = re.sub(r"[-+]?\d[\d.,e+-]*", "#", want)
+            near = next((printed[k] for k in range(len(printed)) if masked[k] == like), "(no such line)")
+            return f"shown:   {want}\n  printed: {near}"
+        at, skipping = found + 1, False
+    return None
 
 
 def prepare(copy, epsim, root):
@@ -157,7 +225,7 @@ def main():
         copy = os.path.join(tmp, "epsim")
         env = prepare(copy, epsim, root)
         for doc in docs:
-            for line, command, expected in commands_in(os.path.join(root, doc)):
+            for line, command, expected, output in commands_in(os.path.join(root, doc)):
                 shell, why = runnable(command, copy)
                 where = f"{doc}:{line}"
                 if shell is None:
@@ -173,10 +241,14 @@ def main():
                     continue
                 want = 0 if expected is None else 2
                 ok = r.returncode == want and (expected is None or r.stderr.strip() == expected)
-                if ok:
-                    print(f"ok   {where}: {command}")
+                stale = output_mismatch(output, r.stdout) if ok and output else None
+                if ok and not stale:
+                    print(f"ok   {where}: {command}" + (f" ({len(output)} output lines compared)" if output else ""))
                     continue
                 failures += 1
+                if stale:
+                    print(f"FAIL {where}: {command}\n  the printed output differs from the doc's:\n  {stale}")
+                    continue
                 print(f"FAIL {where}: {command}\n  exit code {r.returncode}, expected {want}")
                 if expected is not None:
                     print(f"  expected stderr: {expected}")

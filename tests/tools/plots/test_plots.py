@@ -4,6 +4,9 @@
     EPSIM=build/tools/epsim EPSIM_ROOT=. test_plots.py [SweepAxis|SweepPlots|TimelinePlot]
 
 SweepAxis: the choice of the x axis on tables of small synthetic records.
+SweepFeasibility: points that do not fit in HBM, refused or simulated anyway,
+are marked, never dropped; a power-of-two axis is log2 with two points; the
+ratio axis fits the ratios.
 SweepPlots: a 4-point sweep of tiny-moe on a2 (a string axis first, a numeric
 one second): the axis chosen, the stacked parts equal to the step time, the
 files written, a bad --x. TimelinePlot: a tiny-moe trace with skewed (Zipf)
@@ -132,7 +135,7 @@ class SweepPlots(unittest.TestCase):
         done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "plot_sweep.py"), self.results,
                                "--out", out], capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stderr)
-        for name in ("step_time", "ratio", "phases"):
+        for name in ("step_time", "ratio", "phases", "throughput"):
             for ext in ("png", "svg"):
                 self.assertGreater(os.path.getsize(os.path.join(out, f"{name}.{ext}")), 1000, f"{name}.{ext}")
 
@@ -142,6 +145,60 @@ class SweepPlots(unittest.TestCase):
         self.assertNotEqual(done.returncode, 0)
         self.assertIn("--x workload.parallel.ep: not an axis of this sweep (axes: "
                       "platform.scaleout.nic_bandwidth, platform.scaleout.oversubscription)", done.stderr)
+
+
+class SweepFeasibility(unittest.TestCase):
+    """Three points of tiny-moe along the vocabulary (numbers of two only): one
+    fits, one is refused for memory (--keep-going), one is simulated anyway
+    (memory.allow_oversubscribed): none is dropped, both misfits are marked."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.TemporaryDirectory(prefix="epsim-feasible-")
+        spec = os.path.join(cls.work.name, "spec.toml")
+        with open(spec, "w", encoding="utf-8") as f:
+            f.write('schema_version = 1\n[base]\nplatform = "a2"\nworkload = "tiny-moe"\n'
+                    'set = ["platform.node.count=1", "workload.parallel.ranks_per_node=8"]\n'
+                    '[[axis]]\nkey = "workload.model.vocab"\nvalues = [1024, 16777216, 8388608]\n'
+                    '[[axis]]\nkey = "workload.memory.allow_oversubscribed"\nvalues = [false, false, true]\n'
+                    'zip_with = "workload.model.vocab"\n')
+        subprocess.run([EPSIM, "sweep", spec, "-q", "--keep-going"], capture_output=True)
+        everything = plot_sweep.latest_records(os.path.join(cls.work.name, "spec.results.jsonl"))
+        cls.records = [r for r in everything if r["status"] == "ok"]
+        cls.refused = plot_sweep.refused_for_memory(everything)
+        cls.x = plot_sweep.XAxis(cls.records + cls.refused, "workload.model.vocab")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.work.cleanup()
+
+    def test_the_misfits_are_found(self):
+        self.assertEqual([r["coordinates"]["workload.model.vocab"] for r in self.refused], [16777216])
+        self.assertEqual([plot_sweep.oversubscribed(r) for r in self.records], [False, True])
+        headroom = [plot_sweep.throughput_of(r["result"])[2] for r in self.records]
+        self.assertGreater(headroom[0], 0)
+        self.assertLess(headroom[1], 0)
+
+    def test_a_power_of_two_axis_is_log2_even_with_few_points(self):
+        self.assertTrue(self.x.log2(self.records + self.refused))
+        two = [record(i, ["workload.parallel.ep"], {"workload.parallel.ep": ep}) for i, ep in enumerate([8, 16])]
+        self.assertTrue(plot_sweep.XAxis(two, "workload.parallel.ep").log2(two))
+
+    def test_plots_mark_them(self):
+        labels = plot_sweep.plot_step_time(self.records, self.x, self.work.name, self.refused)
+        self.assertIn("does not fit in HBM (refused)", labels)
+        self.assertIn("does not fit in HBM (simulated anyway)", labels)
+        panels = plot_sweep.plot_throughput(self.records, self.x, self.work.name, self.refused)
+        for panel in panels:
+            self.assertIn("does not fit in HBM (refused)", panel)
+        self.assertIn("does not fit in HBM (simulated anyway)", panels[2])
+
+    def test_ratio_axis_fits_the_ratios(self):
+        low, high = plot_sweep.plot_ratio(self.records, self.x, self.work.name, self.refused)
+        ratios = [plot_sweep.ratio_of(r) for r in self.records]
+        self.assertGreater(low, 0.5)  # not from 0: x1.003 and x1.05 must look apart
+        self.assertLessEqual(low, min(ratios + [1.0]))
+        self.assertGreaterEqual(high, max(ratios))
 
 
 class TimelinePlot(unittest.TestCase):
@@ -187,9 +244,29 @@ class TimelinePlot(unittest.TestCase):
     def test_named_ranks_and_files(self):
         out = os.path.join(self.work.name, "named")
         os.makedirs(out)
-        self.assertEqual(plot_timeline.plot_timeline(self.trace_path, out, [5, 0]), [5, 0])
+        self.assertEqual(plot_timeline.plot_timeline(self.trace_path, out, [5, 0])[0], [5, 0])
         for ext in ("png", "svg"):
             self.assertGreater(os.path.getsize(os.path.join(out, f"timeline.{ext}")), 1000)
+
+    def test_kinds_come_from_the_trace(self):
+        self.assertEqual(self.trace.kinds, self.report["task_kinds"])
+        self.assertIn("pipeline p2p", self.trace.kinds)
+        self.assertIn("TP all-reduce", self.trace.kinds)
+        self.assertEqual(plot_timeline.kind_of({"name": "L3 TP all-reduce fwd mb0"}, self.trace.kinds),
+                         "TP all-reduce")
+        self.assertEqual(plot_timeline.kind_of({"name": "wait: L3 dispatch fwd mb0", "cat": "wait"}, self.trace.kinds),
+                         plot_timeline.WAIT)
+
+    def test_communication_slices_carry_bytes_and_peers(self):
+        with open(self.trace_path, encoding="utf-8") as f:
+            events = json.load(f)["traceEvents"]
+        comm = [e for e in events if e.get("cat") == "comm"]
+        self.assertTrue(comm)
+        self.assertTrue(all("bytes" in e["args"] and "peers" in e["args"] for e in comm))
+        dispatch = [e for e in comm if " dispatch " in e["name"]]
+        self.assertTrue(any(e["args"]["bytes"] > 0 and e["args"]["peers"] > 0 for e in dispatch))
+        self.assertEqual(sum(1 for e in events if e["ph"] == "s"), sum(1 for e in events if e["ph"] == "f"))
+        self.assertGreater(sum(1 for e in events if e["ph"] == "s"), 0)  # the critical path's arrows
 
     def test_rank_not_in_trace(self):
         done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "plot_timeline.py"), self.trace_path,

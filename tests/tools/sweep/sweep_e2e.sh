@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of `epsim sweep` as a user runs it: real points, real
 # processes, SIGKILL at random moments, a real local Slurm.
-#   sweep_e2e.sh EPSIM_BIN CASE     CASE: failing | jobs | resume | slurm | plots
+#   sweep_e2e.sh EPSIM_BIN CASE [BUILD_DIR]    CASE: failing | jobs | resume | slurm (needs BUILD_DIR) | plots
 set -euo pipefail
 epsim="$1"
 case_name="$2"
@@ -148,21 +148,34 @@ PY
     ;;
 
   slurm)
-    # A job array on a real single-node Slurm, then collect.
+    # A job array on a real single-node Slurm, emitted and run by an installed
+    # copy (`cmake --install`), as on a cluster where epsim is installed: the
+    # spec named by a relative path, the script carrying the installed epsim,
+    # its presets (EPSIM_DATA_DIR), --mem, the partition and the account.
+    build="${3:?slurm needs the build folder}"
     eval "$(bash "$root/tests/tools/local_slurm.sh" start "$work/slurm")"
     trap 'bash "$root/tests/tools/local_slurm.sh" stop "$work/slurm"; rm -rf "$work"' EXIT
+    cmake --install "$build" --prefix "$work/prefix" >/dev/null
+    installed="$work/prefix/bin/epsim"
     write_spec "$work/spec.toml" 5
-    "$epsim" sweep "$work/spec.toml" --emit-slurm "$work/array.sbatch" 2> "$work/err"
-    grep -q "#SBATCH --array=0-5" "$work/array.sbatch" || fail "array range: $(cat "$work/array.sbatch")"
-    timeout 300 sbatch --wait "$work/array.sbatch" > /dev/null || fail "job array failed: $(cat "$work"/*.out 2>/dev/null)"
-    "$epsim" sweep collect "$work/spec.toml" > "$work/out" || fail "collect: $(cat "$work/out")"
-    grep -q "6 points: 6 ok, 0 failed, 0 missing" "$work/out" || fail "collect summary: $(cat "$work/out")"
-    cp "$work/spec.toml" "$work/local.toml"
-    "$epsim" sweep "$work/local.toml" -j 2 -q
-    cmp <(canonical "$work/spec.results.jsonl") <(canonical "$work/local.results.jsonl") || fail "Slurm and local results differ"
+    cd "$work"
+    "$installed" sweep spec.toml --emit-slurm array.sbatch --slurm-partition debug --slurm-account epsimtest 2> err \
+      || fail "emit: $(cat err)"
+    for line in "#SBATCH --array=0-5" "#SBATCH --mem=512M" "#SBATCH --partition=debug" "#SBATCH --account=epsimtest" \
+                "#SBATCH --chdir=$work" "epsim=\${EPSIM:-'$installed'}" \
+                "export EPSIM_DATA_DIR=\${EPSIM_DATA_DIR:-'$work/prefix/share/epsim'}"; do
+      grep -qxF -- "$line" array.sbatch || fail "no line [$line] in: $(cat array.sbatch)"
+    done
+    ! grep -q "$build\|$root" array.sbatch || fail "the script names the build or source tree: $(cat array.sbatch)"
+    timeout 300 sbatch --wait array.sbatch > /dev/null || fail "job array failed: $(cat "$work"/*.out 2>/dev/null)"
+    "$installed" sweep collect spec.toml > out || fail "collect: $(cat out)"
+    grep -q "6 points: 6 ok, 0 failed, 0 missing" out || fail "collect summary: $(cat out)"
+    cp spec.toml local.toml
+    "$epsim" sweep local.toml -j 2 -q
+    cmp <(canonical spec.results.jsonl) <(canonical local.results.jsonl) || fail "Slurm and local results differ"
     # Nothing left to submit.
-    "$epsim" sweep "$work/spec.toml" --emit-slurm "$work/again.sbatch" 2> "$work/err"
-    grep -q "nothing to submit" "$work/err" || fail "resubmission: $(cat "$work/err")"
+    "$installed" sweep spec.toml --emit-slurm again.sbatch 2> err
+    grep -q "nothing to submit" err || fail "resubmission: $(cat err)"
     ;;
 
   plots)
@@ -171,7 +184,7 @@ PY
     "$epsim" run --platform a2 --workload deepseek-v3 --ep 8 --set model.layers=5 --set platform.node.count=1 \
       --trace "$work/trace.json" > /dev/null 2>&1
     /usr/bin/python3 "$root/tools/plot_sweep.py" "$work/spec.results.jsonl" --trace "$work/trace.json" > /dev/null
-    for name in step_time ratio phases timeline; do
+    for name in step_time ratio phases throughput timeline; do
       for ext in png svg; do
         [ -s "$work/$name.$ext" ] || fail "$name.$ext not written"
       done

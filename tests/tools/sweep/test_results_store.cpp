@@ -71,12 +71,26 @@ TEST_CASE("array ranges are compact", "[sweep]") {
 TEST_CASE("the sbatch script runs one point per array task", "[sweep]") {
   SlurmOptions o;
   o.epsim = "/opt/epsim/bin/epsim";
+  o.data_dir = "/opt/epsim/share/epsim";
   o.spec = "/data/a2 sweep.toml";
   o.results = "/data/a2.results.jsonl";
   o.log_dir = "/data/logs";
+  o.workdir = "/home/me/plans";
   o.max_parallel = 4;
+  o.mem_MiB = 768;
+  o.account = "proj42";
+  o.partition = "cpu";
   std::string s = slurm_array_script({0, 1, 2, 5}, o);
   CHECK_THAT(s, Catch::Contains("#SBATCH --array=0-2,5%4\n"));
-  CHECK_THAT(s, Catch::Contains("#SBATCH --output=/data/logs/%x-%A_%a.out\n"));
-  CHECK_THAT(s, Catch::Contains("exec '/opt/epsim/bin/epsim' sweep '/data/a2 sweep.toml' --point \"$SLURM_ARRAY_TASK_ID\" --results '/data/a2.results.jsonl'\n"));
+  CHECK_THAT(s, Catch::Contains("#SBATCH --mem=768M\n"));
+  CHECK_THAT(s, Catch::Contains("#SBATCH --account=proj42\n#SBATCH --partition=cpu\n") ||
+                    Catch::Contains("#SBATCH --partition=cpu\n#SBATCH --account=proj42\n"));
+  CHECK_THAT(s, Catch::Contains("#SBATCH --output=/data/logs/%x-%A_%a.out\n#SBATCH --chdir=/home/me/plans\n"));
+  CHECK_THAT(s, Catch::Contains("epsim=${EPSIM:-'/opt/epsim/bin/epsim'}\n"));
+  CHECK_THAT(s, Catch::Contains("export EPSIM_DATA_DIR=${EPSIM_DATA_DIR:-'/opt/epsim/share/epsim'}\n"));
+  CHECK_THAT(s, Catch::Contains("exec \"$epsim\" sweep '/data/a2 sweep.toml' --point \"$SLURM_ARRAY_TASK_ID\" --results "
+                                "'/data/a2.results.jsonl'\n"));
+  // Without an account the script names none (the user's default applies).
+  o.account.clear();
+  CHECK_THAT(slurm_array_script({0}, o), !Catch::Contains("--account"));
 }
