@@ -75,6 +75,29 @@ ComputeSpec read_compute(TableReader t) {
   return c;
 }
 
+// A kernel's copy rate: a bandwidth in the physical range, default 0 (unlimited).
+double copy_rate_or_unlimited(TableReader& t, std::string_view key) {
+  return t.has(key) ? t.quantity(key, Quantity::kBandwidth) : 0.0;
+}
+
+KernelSpec read_kernels(TableReader t, int npus_per_node) {
+  KernelSpec k;
+  k.launch_s = latency_or_zero(t, "launch");
+  k.dispatch_peer_cost_s = latency_or_zero(t, "dispatch_peer_cost");
+  k.combine_peer_cost_s = latency_or_zero(t, "combine_peer_cost");
+  k.dispatch_copy_Bps = copy_rate_or_unlimited(t, "dispatch_copy_rate");
+  k.combine_copy_Bps = copy_rate_or_unlimited(t, "combine_copy_rate");
+  k.per_selection = t.choice_or("messages", "rank", {"rank", "selection"}) == "selection";
+  k.package_npus = static_cast<int>(t.integer_or("package_npus", 1, 1, 64));
+  if (npus_per_node % k.package_npus != 0)
+    t.fail("package_npus", fmt::format("{} NPUs per package do not divide the node's {}", k.package_npus,
+                                       npus_per_node));
+  k.low_latency_launch_s = latency_or_zero(t, "low_latency_launch");
+  k.low_latency_peer_cost_s = latency_or_zero(t, "low_latency_peer_cost");
+  t.finish();
+  return k;
+}
+
 NpuSpec read_npu(TableReader t) {
   NpuSpec npu;
   npu.model = t.string_or("model", "");
@@ -87,7 +110,6 @@ NpuSpec read_npu(TableReader t) {
   npu.hbm_bandwidth_Bps = t.quantity("hbm_bandwidth", Quantity::kBandwidth);
   npu.hbm_capacity_bytes = t.quantity("hbm_capacity", Quantity::kBytes);
   npu.comm_compute_share = read_share(t, "comm_compute_share");
-  npu.comm_peer_cost_s = latency_or_zero(t, "comm_peer_cost");
   t.finish();
   return npu;
 }
@@ -107,6 +129,8 @@ NodeSpec read_node(TableReader t, bool supernode) {
         t.choice("fabric", {"mesh", "switch"}) == "mesh" ? NodeFabricKind::kMesh : NodeFabricKind::kSwitch;
     node.link_bandwidth_Bps = t.quantity("link_bandwidth", Quantity::kBandwidth);
     node.link_efficiency = read_efficiency(t, "link_efficiency");
+    node.low_latency_efficiency =
+        t.has("low_latency_efficiency") ? read_efficiency(t, "low_latency_efficiency") : node.link_efficiency;
     node.link_latency_s = latency_or_zero(t, "link_latency");
     if (node.fabric == NodeFabricKind::kSwitch) node.switch_latency_s = latency_or_zero(t, "switch_latency");
   }
@@ -145,6 +169,8 @@ SupernodeSpec read_supernode(TableReader t) {
   SupernodeSpec s;
   s.port_bandwidth_Bps = t.quantity("port_bandwidth", Quantity::kBandwidth);
   s.port_efficiency = read_efficiency(t, "port_efficiency");
+  s.low_latency_efficiency =
+      t.has("low_latency_efficiency") ? read_efficiency(t, "low_latency_efficiency") : s.port_efficiency;
   s.port_latency_s = latency_or_zero(t, "port_latency");
   s.switch_latency_s = latency_or_zero(t, "switch_latency");
   t.finish();
@@ -172,6 +198,7 @@ ClusterSpec read_cluster_spec(const toml::table& root_table, const std::string& 
   if (auto t = root.optional_table("scaleout")) spec.scaleout = read_scaleout(*t);
   if (auto t = root.optional_table("supernode")) spec.supernode = read_supernode(*t);
   if (auto t = root.optional_table("compute")) spec.compute = read_compute(*t);
+  if (auto t = root.optional_table("kernels")) spec.kernels = read_kernels(*t, spec.node.npus);
   root.finish();
 
   if (spec.node.count > 1 && !spec.scaleout && !spec.supernode) {

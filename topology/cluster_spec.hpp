@@ -21,9 +21,6 @@ struct NpuSpec {
   double hbm_bandwidth_Bps = 0;   // bytes/s
   double hbm_capacity_bytes = 0;  // bytes
   double comm_compute_share = 0;  // [0, kCommComputeShareLimit): share of compute that communication kernels occupy
-  // s, >= 0: a dispatch/combine kernel's fixed cost per peer and phase
-  // (count exchange, notify, per-peer handshakes; docs/simulator.md).
-  double comm_peer_cost_s = 0;
 };
 
 // comm_compute_share must stay below this (a communication kernel holding
@@ -47,6 +44,9 @@ struct NodeSpec {
   double link_efficiency = 1;     // (0, 1]: share of the line rate a transfer achieves
   double link_latency_s = 0;
   double effective_link_bandwidth_Bps() const { return link_efficiency * link_bandwidth_Bps; }
+  // (0, 1]: share of the line rate the low-latency kernel's one write per
+  // (token, expert) achieves on this fabric; absent: link_efficiency.
+  double low_latency_efficiency = 1;
   double switch_latency_s = 0;  // switch fabric only, >= 0
 };
 
@@ -56,6 +56,8 @@ inline constexpr const char* kLinkEfficiencyKey = "node.link_efficiency";
 inline constexpr const char* kNicEfficiencyKey = "scaleout.nic_efficiency";
 inline constexpr const char* kLowLatencyEfficiencyKey = "scaleout.low_latency_efficiency";
 inline constexpr const char* kPortEfficiencyKey = "supernode.port_efficiency";
+inline constexpr const char* kNodeLowLatencyEfficiencyKey = "node.low_latency_efficiency";
+inline constexpr const char* kPortLowLatencyEfficiencyKey = "supernode.low_latency_efficiency";
 
 // The fabric between nodes. `kSwitch`: one switch; `kLeafSpine`: leaves of
 // `nodes_per_leaf` nodes under one (aggregated) spine tier; `kRail`: NIC i of
@@ -86,7 +88,42 @@ struct SupernodeSpec {
   double effective_port_bandwidth_Bps() const { return port_efficiency * port_bandwidth_Bps; }
   double port_latency_s = 0;
   double switch_latency_s = 0;  // >= 0
+  // (0, 1]: the low-latency kernel's share of the port line rate; absent: port_efficiency.
+  double low_latency_efficiency = 1;
 };
+
+// [kernels]: what the dispatch/combine kernels cost beyond their bytes on
+// the links (docs/platform.md, "[kernels]"; docs/simulator.md, "Kernel
+// mechanisms"). The defaults (nothing beyond the bytes, one message per
+// token and destination rank) are the model before these keys existed.
+struct KernelSpec {
+  // Normal (high-throughput) kernels, direct or relayed: paid before their copies.
+  double launch_s = 0;              // s, >= 0: per kernel launch and host sync
+  double dispatch_peer_cost_s = 0;  // s, >= 0: per peer of a dispatch phase (count exchange, layout, notify)
+  double combine_peer_cost_s = 0;   // s, >= 0: per peer of a combine phase (flag handshakes)
+  // Normal kernels: bytes per second one NPU's kernel cores copy (dispatch
+  // quantises and lays out, combine pushes back); 0: unlimited (the links bind).
+  double dispatch_copy_Bps = 0;
+  double combine_copy_Bps = 0;
+  // The normal direct exchange sends one message per (token, selected
+  // expert) instead of one per (token, destination rank).
+  bool per_selection = false;
+  // Consecutive NPUs sharing one package (a 910C's two dies, each a rank):
+  // copies between them take the package's own link, not the copy rate.
+  int package_npus = 1;
+  // Low-latency kernels: a control path (launch, flags) beside their copies.
+  double low_latency_launch_s = 0;     // s, >= 0
+  double low_latency_peer_cost_s = 0;  // s, >= 0, per peer
+};
+
+// Keys of [kernels] that `epsim validate` may calibrate (docs/validation.md).
+inline constexpr const char* kKernelLaunchKey = "kernels.launch";
+inline constexpr const char* kDispatchPeerCostKey = "kernels.dispatch_peer_cost";
+inline constexpr const char* kCombinePeerCostKey = "kernels.combine_peer_cost";
+inline constexpr const char* kDispatchCopyRateKey = "kernels.dispatch_copy_rate";
+inline constexpr const char* kCombineCopyRateKey = "kernels.combine_copy_rate";
+inline constexpr const char* kLowLatencyLaunchKey = "kernels.low_latency_launch";
+inline constexpr const char* kLowLatencyPeerCostKey = "kernels.low_latency_peer_cost";
 
 // [compute]: how close each kernel class comes to the NPU's peaks
 // (docs/platform.md, "Compute efficiency"). The defaults (1, no shape
@@ -111,6 +148,7 @@ struct ClusterSpec {
   std::string source;  // file the spec was read from (for messages)
   NpuSpec npu;
   ComputeSpec compute;
+  KernelSpec kernels;
   NodeSpec node;
   std::optional<ScaleoutSpec> scaleout;
   std::optional<SupernodeSpec> supernode;

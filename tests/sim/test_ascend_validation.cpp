@@ -46,7 +46,7 @@ TEST_CASE("combine reduction: the owner reads one input per destination rank, it
   combine.transpose = true;
   combine.bytes_per_token = 10;
   AlltoallvOptions o;
-  o.peer_cost_s = 1e-6;  // the reduction has no peers: it pays none
+  o.kernels.combine_peer_s = 1e-6;  // the reduction has no peers: it pays none
   const CollectivePlan plan = plan_alltoallv(combine, t, place, o);
   REQUIRE(plan.phases.size() == 2);
   CHECK(plan.phases[0].name == "alltoallv");
