@@ -68,8 +68,21 @@ const DeepEpMeasurement& calibration_row(const DeepEpValidationOptions& o, int e
 }
 
 DeepEpTokenBytes validated_token_bytes(const DeepEpValidationOptions& o) {
-  const DeepEpTokenBytes b = deepep_token_bytes(o.hidden, o.top_k, o.kernel, o.dispatch_wire, o.combine_wire);
+  const DeepEpTokenBytes b =
+      deepep_token_bytes(o.hidden, o.top_k, o.kernel, o.dispatch_wire, o.combine_wire, o.dispatch_counted);
   return o.counted_metadata ? with_counted_metadata(b, o.top_k) : b;
+}
+
+// The field of a [kernels] parameter in KernelCosts.
+double* kernel_field(KernelCosts& k, const std::string& parameter) {
+  if (parameter == topology::kKernelLaunchKey) return &k.launch_s;
+  if (parameter == topology::kDispatchPeerCostKey) return &k.dispatch_peer_s;
+  if (parameter == topology::kCombinePeerCostKey) return &k.combine_peer_s;
+  if (parameter == topology::kDispatchCopyRateKey) return &k.dispatch_copy_Bps;
+  if (parameter == topology::kCombineCopyRateKey) return &k.combine_copy_Bps;
+  if (parameter == topology::kLowLatencyLaunchKey) return &k.low_latency_launch_s;
+  if (parameter == topology::kLowLatencyPeerCostKey) return &k.low_latency_peer_s;
+  throw InternalError("not a [kernels] parameter: " + parameter);
 }
 
 // The running platform with link bandwidths that follow a cluster spec: a
@@ -85,7 +98,8 @@ class Bench {
         engine_(*open_.engine),
         platform_(open_.loaded),
         token_bytes_(validated_token_bytes(o)),
-        flat_(o.kernel == DeepEpKernel::kNormal && is_flat_platform(spec)) {
+        flat_(o.kernel == DeepEpKernel::kNormal && is_flat_platform(spec)),
+        per_selection_(flat_ && spec.kernels.per_selection) {
     for (std::size_t l = 0; l < platform_.facts.links.size(); ++l) link_index_[platform_.facts.links[l].name] = l;
   }
 
@@ -124,18 +138,32 @@ class Bench {
     }
   }
 
-  // The low-latency kernel's NIC rate at scaleout.low_latency_efficiency
-  // (the NIC links stay at nic_efficiency: the plan carries the difference).
+  // The low-latency kernel's rate at low_latency_parameter() = e (the links
+  // stay at their efficiency: the plan carries the difference).
   void set_low_latency_efficiency(double e) {
-    for (NpuFacts& npu : platform_.facts.npus) npu.low_latency_nic_share = e / spec_.scaleout->nic_efficiency;
+    for (NpuFacts& npu : platform_.facts.npus) {
+      if (spec_.scaleout) {
+        npu.low_latency_nic_share = e / spec_.scaleout->nic_efficiency;
+      } else if (spec_.supernode) {
+        npu.low_latency_nic_share = npu.low_latency_node_share = e / spec_.supernode->port_efficiency;
+      } else {
+        npu.low_latency_node_share = e / spec_.node.link_efficiency;
+      }
+    }
   }
+
+  // A [kernels] parameter (topology::kKernelLaunchKey, ...) at `value` (s or B/s) on every NPU.
+  void set_kernel(const std::string& parameter, double value) {
+    for (NpuFacts& npu : platform_.facts.npus) *kernel_field(npu.kernels, parameter) = value;
+  }
+  double kernel(const std::string& parameter) { return *kernel_field(platform_.facts.npus.front().kernels, parameter); }
 
   DeepEpRow run(int ep) {
     const workloads::TrafficMatrix& traffic = sampled(ep);
     DeepEpRow row;
     row.ep = ep;
     row.internode = traffic.nodes() > 1;
-    row.counted = deepep_counted_bytes(traffic, token_bytes_, o_.kernel, flat_);
+    row.counted = deepep_counted_bytes(traffic, token_bytes_, o_.kernel, flat_, per_selection_);
     row.moved = deepep_moved_tokens(traffic, platform_.facts, o_.kernel, flat_);
     row.times = time_deepep_kernels(engine_, platform_, traffic, token_bytes_, o_.pipeline_chunks, o_.kernel, flat_);
     const DeepEpMeasurement& m = measurement(o_, ep, "EP");
@@ -162,6 +190,7 @@ class Bench {
   LoadedPlatform& platform_;
   DeepEpTokenBytes token_bytes_;
   bool flat_;
+  bool per_selection_;
   std::map<std::string, std::size_t> link_index_;
   std::map<int, workloads::TrafficMatrix> cache_;
 };
@@ -199,9 +228,120 @@ double calibrate(Bench& bench, int ep, const std::string& source, const char* li
   return efficiency;
 }
 
+bool is_copy_rate(const std::string& p) { return p == topology::kDispatchCopyRateKey || p == topology::kCombineCopyRateKey; }
+bool on_combine(const std::string& p) { return p == topology::kCombinePeerCostKey || p == topology::kCombineCopyRateKey; }
+
+// The cell a [kernels] parameter calibrates on: combine_* on the combine cell, the others on dispatch's.
+DeepEpCell cell_of(const DeepEpRow& row, const std::string& p) { return on_combine(p) ? row.combine : row.dispatch; }
+
+// The measured kernel time of a cell (its time, or the counted bytes over its bandwidth).
+double measured_s(const DeepEpCell& c) { return c.simulated_s / c.calibration_ratio(); }
+
+// One [kernels] parameter solved on its cell, the others fixed: a copy
+// rate scaled by measured / simulated (the kernel's time is nearly its
+// bytes over the rate), a cost by Newton steps (the time is affine in it:
+// paid before the copies, or beside them when the control path binds).
+void calibrate_kernel(Bench& bench, const std::string& p, int ep, const std::string& source) {
+  const std::string subject =
+      fmt::format("{} calibration on the EP{} {} cell", p, ep, on_combine(p) ? "combine" : "dispatch");
+  auto cell = [&](double x) {
+    bench.set_kernel(p, x);
+    return cell_of(bench.run(ep), p);
+  };
+  if (is_copy_rate(p)) {
+    double x = bench.kernel(p);
+    if (!(x > 0)) {  // unlimited: start from the bytes counted over the measured time
+      bench.set_kernel(p, 0);
+      const DeepEpRow row = bench.run(ep);
+      x = (on_combine(p) ? row.counted.combine_bytes : row.counted.dispatch_bytes) / measured_s(cell_of(row, p));
+    }
+    double ratio = 0;
+    for (int i = 0; i < 3 * kCalibrationSteps; ++i) {
+      ratio = cell(x).calibration_ratio();
+      if (std::abs(ratio - 1.0) < 1e-7) return;
+      x *= ratio;
+    }
+    throw InputError(SourceLocation{source}, subject,
+                     fmt::format("did not converge: measured / simulated is still {:.4g} at {:.4g} GB/s; the row's "
+                                 "time does not follow the kernel's copies (the links bind: the copies hide under "
+                                 "the bytes)",
+                                 ratio, x / 1e9));
+  }
+  double x = bench.kernel(p);
+  const double step_s = 1e-6;
+  for (int i = 0; i < 2 * kCalibrationSteps; ++i) {
+    const DeepEpCell c = cell(x);
+    const double miss_s = c.simulated_s - measured_s(c);
+    if (std::abs(miss_s) <= 1e-7 * measured_s(c)) return;
+    const double slope = (cell(x + step_s).simulated_s - c.simulated_s) / step_s;
+    if (!(slope > 0.01)) {
+      // A cost beside the copies is hidden until it exceeds them: raise it
+      // by the time missing (as if paid once), then follow its slope.
+      if (miss_s < 0) {
+        x -= miss_s;
+        continue;
+      }
+      throw InputError(SourceLocation{source}, subject,
+                       fmt::format("the row's time does not follow this cost (it moves {:.3g} s per s of it) and "
+                                   "is {:.4g} us too slow without it: its bytes or copies bind",
+                                   slope, 1e6 * miss_s));
+    }
+    x -= miss_s / slope;
+    if (x < 0)
+      throw InputError(SourceLocation{source}, subject,
+                       fmt::format("needs a negative cost ({:.4g} us): the row is faster than its bytes and copies "
+                                   "allow",
+                                   1e6 * x));
+  }
+  bench.set_kernel(p, x);
+}
+
+constexpr int kJointRounds = 12;
+
+// Every calibration of a validation solved together: `efficiencies`
+// calibrates the link efficiencies (as without [kernels] parameters, once
+// when there are none), then each [kernels] parameter on its own cell, in
+// the file's order, round after round until every calibrated cell matches
+// (a per-peer cost calibrated at EP128 is also paid at EP8).
+template <typename Efficiencies>
+void calibrate_jointly(Bench& bench, const DeepEpValidationOptions& o, const std::string& source,
+                       const std::vector<int>& efficiency_eps, Efficiencies efficiencies) {
+  if (o.kernel_calibrations.empty()) {
+    efficiencies();
+    return;
+  }
+  double worst = 0;
+  for (int round = 0; round < kJointRounds; ++round) {
+    efficiencies();
+    for (const auto& [p, ep] : o.kernel_calibrations) calibrate_kernel(bench, p, ep, source);
+    worst = 0;
+    for (const auto& [p, ep] : o.kernel_calibrations)
+      worst = std::max(worst, std::abs(cell_of(bench.run(ep), p).calibration_ratio() - 1.0));
+    for (int ep : efficiency_eps) worst = std::max(worst, std::abs(bench.run(ep).dispatch.calibration_ratio() - 1.0));
+    if (worst < 1e-6) return;
+  }
+  throw InputError(SourceLocation{source}, "calibration",
+                   fmt::format("the calibrated parameters did not converge together after {} rounds (a cell still "
+                               "{:.2g} off): two of them calibrate rows whose times follow the same mechanism",
+                               kJointRounds, worst));
+}
+
+// The calibrated [kernels] values, in the options' order.
+std::vector<DeepEpValidation::KernelValue> kernel_values(Bench& bench, const DeepEpValidationOptions& o) {
+  std::vector<DeepEpValidation::KernelValue> out;
+  for (const auto& [p, ep] : o.kernel_calibrations) out.push_back({p, bench.kernel(p), ep, on_combine(p)});
+  return out;
+}
+
 }  // namespace
 
 bool is_flat_platform(const topology::ClusterSpec& spec) { return spec.supernode || !spec.scaleout; }
+
+const char* low_latency_parameter(const topology::ClusterSpec& spec) {
+  return spec.scaleout     ? topology::kLowLatencyEfficiencyKey
+         : spec.supernode ? topology::kPortLowLatencyEfficiencyKey
+                          : topology::kNodeLowLatencyEfficiencyKey;
+}
 
 const char* flat_parameter(const topology::ClusterSpec& spec) {
   return spec.supernode ? topology::kPortEfficiencyKey : topology::kLinkEfficiencyKey;
@@ -281,39 +421,84 @@ DeepEpValidation validation_of(const DeepEpValidationOptions& o, const topology:
   return v;
 }
 
-// Normal kernels on a flat platform: the one-hop exchange, one parameter
-// (flat_parameter()) calibrated on one row's dispatch cell.
+// Every row a calibration uses: the efficiencies' and the [kernels] parameters'.
+std::vector<int> calibration_eps(const DeepEpValidationOptions& o, std::vector<int> efficiency_eps) {
+  for (const auto& [p, ep] : o.kernel_calibrations) {
+    const DeepEpMeasurement& m = measurement(o, ep, "kernel calibration row");
+    const bool combine = on_combine(p);
+    if (!(combine ? (m.combine_Bps > 0 || m.combine_s > 0) : (m.dispatch_Bps > 0 || m.dispatch_s > 0)))
+      throw InputError({}, "calibration row",
+                       fmt::format("EP{} has no {} measurement to calibrate {} on", ep, combine ? "combine" : "dispatch", p));
+    efficiency_eps.push_back(ep);
+  }
+  return efficiency_eps;
+}
+
+int largest(const std::vector<int>& a, const std::vector<int>& b) {
+  int out = 0;
+  for (int x : a) out = std::max(out, x);
+  for (int x : b) out = std::max(out, x);
+  return out;
+}
+
+// Normal kernels on a flat platform: the one-hop exchange, flat_parameter()
+// calibrated on one row's dispatch cell and/or [kernels] parameters on theirs.
 DeepEpValidation run_flat_validation(const DeepEpValidationOptions& o, const topology::ClusterSpec& spec) {
-  const DeepEpMeasurement& cal = calibration_row(o, o.flat_calibration_ep, "flat calibration row");
-  check_size(spec, std::max(*std::max_element(o.eps.begin(), o.eps.end()), cal.ep));
+  std::vector<int> efficiency_eps;
+  if (o.flat_calibration_ep != 0) efficiency_eps.push_back(calibration_row(o, o.flat_calibration_ep, "flat calibration row").ep);
+  const std::vector<int> cal_eps = calibration_eps(o, efficiency_eps);
+  check_size(spec, largest(o.eps, cal_eps));
   Bench bench(o, spec);
   DeepEpValidation v = validation_of(o, spec, bench);
   v.flat = true;
+  v.per_selection = spec.kernels.per_selection;
   v.flat_parameter = flat_parameter(spec);
   v.flat_line_rate_Bps = spec.supernode ? spec.supernode->port_bandwidth_Bps : spec.node.link_bandwidth_Bps;
+  v.flat_efficiency = spec.supernode ? spec.supernode->port_efficiency : spec.node.link_efficiency;
   v.intra_node_latency_s = route_latency_s(bench.platform().facts, 0, 1);
-  v.flat_efficiency = calibrate(bench, cal.ep, spec.source, spec.supernode ? "supernode port" : "scale-up link",
-                                v.flat_line_rate_Bps, [&](double e) { bench.set_flat_efficiency(e); });
-  v.rows = run_rows(bench, o, {cal.ep});
+  calibrate_jointly(bench, o, spec.source, efficiency_eps, [&] {
+    if (o.flat_calibration_ep != 0)
+      v.flat_efficiency = calibrate(bench, o.flat_calibration_ep, spec.source,
+                                    spec.supernode ? "supernode port" : "scale-up link", v.flat_line_rate_Bps,
+                                    [&](double e) { bench.set_flat_efficiency(e); });
+  });
+  v.kernels = kernel_values(bench, o);
+  v.rows = run_rows(bench, o, efficiency_eps);
   return v;
 }
 
-// Low-latency rows: one parameter, scaleout.low_latency_efficiency, on one
-// row's dispatch cell; the NVLink and NIC links keep the platform's rates.
+// Low-latency rows: low_latency_parameter() on one row's dispatch cell
+// and/or the low-latency [kernels] parameters on theirs; the links keep
+// the platform's rates.
 DeepEpValidation run_low_latency_validation(const DeepEpValidationOptions& o, const topology::ClusterSpec& spec) {
-  const DeepEpMeasurement& cal = calibration_row(o, o.low_latency_calibration_ep, "low-latency calibration row");
-  if (!spec.scaleout)
-    throw InputError(SourceLocation{spec.source}, "scaleout",
-                     "the low-latency kernel sends over RDMA: the platform needs a [scaleout] network");
-  check_size(spec, std::max(*std::max_element(o.eps.begin(), o.eps.end()), cal.ep));
+  std::vector<int> efficiency_eps;
+  if (o.low_latency_calibration_ep != 0)
+    efficiency_eps.push_back(calibration_row(o, o.low_latency_calibration_ep, "low-latency calibration row").ep);
+  const std::vector<int> cal_eps = calibration_eps(o, efficiency_eps);
+  check_size(spec, largest(o.eps, cal_eps));
   Bench bench(o, spec);
   DeepEpValidation v = validation_of(o, spec, bench);
-  v.network_latency_s = route_latency_s(bench.platform().facts, 0, spec.node.npus);
+  const PlatformFacts& facts = bench.platform().facts;
+  v.network_latency_s = route_latency_s(facts, 0, facts.npus.size() > static_cast<std::size_t>(spec.node.npus)
+                                                      ? spec.node.npus
+                                                      : std::min<int>(1, static_cast<int>(facts.npus.size()) - 1));
   v.nvlink_efficiency = spec.node.link_efficiency;
-  v.rdma_efficiency = spec.scaleout->nic_efficiency;
-  v.low_latency_efficiency = calibrate(bench, cal.ep, spec.source, "low-latency RDMA", v.nic_line_rate_Bps,
-                                       [&](double e) { bench.set_low_latency_efficiency(e); });
-  v.rows = run_rows(bench, o, {cal.ep});
+  v.rdma_efficiency = spec.scaleout ? spec.scaleout->nic_efficiency : 0.0;
+  v.low_latency_parameter = low_latency_parameter(spec);
+  v.low_latency_line_rate_Bps = spec.scaleout     ? spec.scaleout->nic_bandwidth_Bps
+                                : spec.supernode ? spec.supernode->port_bandwidth_Bps
+                                                 : spec.node.link_bandwidth_Bps;
+  v.low_latency_efficiency = spec.scaleout     ? spec.scaleout->low_latency_efficiency
+                             : spec.supernode ? spec.supernode->low_latency_efficiency
+                                              : spec.node.low_latency_efficiency;
+  calibrate_jointly(bench, o, spec.source, efficiency_eps, [&] {
+    if (o.low_latency_calibration_ep != 0)
+      v.low_latency_efficiency =
+          calibrate(bench, o.low_latency_calibration_ep, spec.source, "low-latency", v.low_latency_line_rate_Bps,
+                    [&](double e) { bench.set_low_latency_efficiency(e); });
+  });
+  v.kernels = kernel_values(bench, o);
+  v.rows = run_rows(bench, o, efficiency_eps);
   return v;
 }
 
@@ -325,7 +510,7 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
     check_tokens_and_chunks(o);
     return run_low_latency_validation(o, validated_cluster(o));
   }
-  if (o.flat_calibration_ep != 0) {
+  if (o.flat_calibration_ep != 0 || (o.nvlink_calibration_ep == 0 && o.rdma_calibration_ep == 0)) {
     check_tokens_and_chunks(o);
     const topology::ClusterSpec spec = validated_cluster(o);
     if (!is_flat_platform(spec))
@@ -350,20 +535,46 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& o) {
                                  "they need 8 GPUs per node and a scale-out network; a flat platform (a supernode, "
                                  "or nodes without [scaleout]) runs the one-hop kernel, whose rows calibrate {}",
                                  flat_parameter(spec)));
-  check_size(spec, std::max(*std::max_element(o.eps.begin(), o.eps.end()), o.rdma_calibration_ep));
+  const std::vector<int> efficiency_eps = {o.nvlink_calibration_ep, o.rdma_calibration_ep};
+  check_size(spec, largest(o.eps, calibration_eps(o, efficiency_eps)));
   Bench bench(o, spec);
 
   DeepEpValidation v = validation_of(o, spec, bench);
   v.intra_node_latency_s = route_latency_s(bench.platform().facts, 0, 1);
   v.network_latency_s = route_latency_s(bench.platform().facts, 0, kGpusPerNode);
-  double rdma = 1.0;
-  v.nvlink_efficiency = calibrate(bench, o.nvlink_calibration_ep, spec.source, "NVLink", v.nvlink_line_rate_Bps,
-                                  [&](double e) { bench.set_efficiencies(e, rdma); });
-  v.rdma_efficiency = calibrate(bench, o.rdma_calibration_ep, spec.source, "RDMA", v.nic_line_rate_Bps,
-                                [&](double e) { bench.set_efficiencies(v.nvlink_efficiency, rdma = e); });
-  v.rows = run_rows(bench, o, {o.nvlink_calibration_ep, o.rdma_calibration_ep});
+  calibrate_jointly(bench, o, spec.source, efficiency_eps, [&] {
+    double rdma = 1.0;
+    v.nvlink_efficiency = calibrate(bench, o.nvlink_calibration_ep, spec.source, "NVLink", v.nvlink_line_rate_Bps,
+                                    [&](double e) { bench.set_efficiencies(e, rdma); });
+    v.rdma_efficiency = calibrate(bench, o.rdma_calibration_ep, spec.source, "RDMA", v.nic_line_rate_Bps,
+                                  [&](double e) { bench.set_efficiencies(v.nvlink_efficiency, rdma = e); });
+  });
+  v.kernels = kernel_values(bench, o);
+  v.rows = run_rows(bench, o, efficiency_eps);
   return v;
 }
+
+namespace {
+
+// Whether a row's dispatch (or combine) cell calibrated a parameter.
+bool calibration_cell(const DeepEpValidation& v, const DeepEpRow& r, bool dispatch) {
+  if (dispatch && r.calibration) return true;
+  for (const DeepEpValidation::KernelValue& k : v.kernels)
+    if (k.ep == r.ep && k.combine == !dispatch) return true;
+  return false;
+}
+
+// A [kernels] value in its unit: "12.3 us", "52.1 GB/s".
+std::string kernel_value_text(const DeepEpValidation::KernelValue& k) {
+  return is_copy_rate(k.parameter) ? fmt::format("{:.2f} GB/s", k.value / 1e9) : fmt::format("{:.3f} us", 1e6 * k.value);
+}
+
+// The same as a TOML value, exact: "5.2123e+10Bps", "1.23e-05s".
+std::string kernel_value_toml(const DeepEpValidation::KernelValue& k) {
+  return fmt::format("\"{:.17g}{}\"", k.value, is_copy_rate(k.parameter) ? "Bps" : "s");
+}
+
+}  // namespace
 
 std::string format_deepep_validation_json(const DeepEpValidation& v) {
   nlohmann::json rows = nlohmann::json::array();
@@ -372,11 +583,12 @@ std::string format_deepep_validation_json(const DeepEpValidation& v) {
       const bool d = k == 0;
       const DeepEpCell& c = d ? r.dispatch : r.combine;
       if (!c.measured()) continue;
+      const bool calibration = calibration_cell(v, r, d);
       rows.push_back({{"ep", r.ep},
                       {"kernel", d ? "dispatch" : "combine"},
                       {"simulated_GBps", c.simulated_Bps / 1e9},
                       {"simulated_us", 1e6 * c.simulated_s},
-                      {"calibration", r.calibration && d}});
+                      {"calibration", calibration}});
       if (c.measured_Bps > 0) rows.back()["measured_GBps"] = c.measured_Bps / 1e9;
       if (c.measured_s > 0) rows.back()["measured_us"] = 1e6 * c.measured_s;
       if (c.measured()) rows.back()["error"] = c.error();
@@ -385,21 +597,26 @@ std::string format_deepep_validation_json(const DeepEpValidation& v) {
   auto calibrated = [](double value, double line_rate_Bps, int ep) {
     return nlohmann::json{{"value", value}, {"line_rate_Bps", line_rate_Bps}, {"row_ep", ep}, {"kernel", "dispatch"}};
   };
-  const bool ll = v.options.kernel == DeepEpKernel::kLowLatency;
+  const DeepEpValidationOptions& o = v.options;
+  nlohmann::json cal = nlohmann::json::object();
+  if (v.flat) {
+    if (o.flat_calibration_ep != 0)
+      cal[v.flat_parameter] = calibrated(v.flat_efficiency, v.flat_line_rate_Bps, o.flat_calibration_ep);
+  } else if (o.kernel == DeepEpKernel::kLowLatency) {
+    if (o.low_latency_calibration_ep != 0)
+      cal[v.low_latency_parameter] =
+          calibrated(v.low_latency_efficiency, v.low_latency_line_rate_Bps, o.low_latency_calibration_ep);
+  } else {
+    cal[topology::kLinkEfficiencyKey] = calibrated(v.nvlink_efficiency, v.nvlink_line_rate_Bps, o.nvlink_calibration_ep);
+    cal[topology::kNicEfficiencyKey] = calibrated(v.rdma_efficiency, v.nic_line_rate_Bps, o.rdma_calibration_ep);
+  }
+  for (const DeepEpValidation::KernelValue& k : v.kernels)
+    cal[k.parameter] = {{"value", k.value},
+                        {"unit", is_copy_rate(k.parameter) ? "B/s" : "s"},
+                        {"row_ep", k.ep},
+                        {"kernel", k.combine ? "combine" : "dispatch"}};
   const nlohmann::json out = {
-      {"platform", v.options.platform},
-      {"kernels", to_string(v.options.kernel)},
-      {"calibrated",
-       v.flat ? nlohmann::json{{v.flat_parameter, calibrated(v.flat_efficiency, v.flat_line_rate_Bps,
-                                                            v.options.flat_calibration_ep)}}
-       : ll ? nlohmann::json{{topology::kLowLatencyEfficiencyKey,
-                            calibrated(v.low_latency_efficiency, v.nic_line_rate_Bps,
-                                       v.options.low_latency_calibration_ep)}}
-          : nlohmann::json{{topology::kLinkEfficiencyKey, calibrated(v.nvlink_efficiency, v.nvlink_line_rate_Bps,
-                                                                      v.options.nvlink_calibration_ep)},
-                           {topology::kNicEfficiencyKey,
-                            calibrated(v.rdma_efficiency, v.nic_line_rate_Bps, v.options.rdma_calibration_ep)}}},
-      {"rows", rows}};
+      {"platform", o.platform}, {"kernels", to_string(o.kernel)}, {"calibrated", cal}, {"rows", rows}};
   return dump_checked(out, "validation");
 }
 
@@ -410,33 +627,32 @@ std::string calibrated_platform_toml(const DeepEpValidation& v) {
   apply_overrides(root, o.overrides);
   std::string overrides;
   for (const std::string& a : o.overrides) overrides += " --set " + a;
+  std::vector<std::string> what;  // "key = value calibrated on the EPn dispatch row"
+  auto set = [&](const std::string& key, const std::string& value, const std::string& shown, int ep, const char* cell) {
+    apply_override(root, key + "=" + value);
+    what.push_back(fmt::format("{} = {} calibrated on the EP{} {} row", key, shown, ep, cell));
+  };
+  auto efficiency = [&](const std::string& key, double e, int ep, const char* cell) {
+    set(key, fmt::format("{:.17g}", e), fmt::format("{:.4f}", e), ep, cell);
+  };
   if (v.flat) {
-    apply_override(root, fmt::format("{}={:.17g}", v.flat_parameter, v.flat_efficiency));
-    std::ostringstream text;
-    text << toml::toml_formatter{root};
-    return fmt::format("# Written by `epsim validate`: {}{} with {} = {:.4f} calibrated on the EP{} dispatch row of "
-                       "{} (flat one-hop kernel, docs/validation.md).\n{}\n",
-                       file, overrides, v.flat_parameter, v.flat_efficiency, o.flat_calibration_ep, o.source,
-                       text.str());
+    if (o.flat_calibration_ep != 0) efficiency(v.flat_parameter, v.flat_efficiency, o.flat_calibration_ep, "dispatch");
+  } else if (o.kernel == DeepEpKernel::kLowLatency) {
+    if (o.low_latency_calibration_ep != 0)
+      efficiency(v.low_latency_parameter, v.low_latency_efficiency, o.low_latency_calibration_ep, "low-latency dispatch");
+  } else {
+    efficiency(topology::kLinkEfficiencyKey, v.nvlink_efficiency, o.nvlink_calibration_ep, "dispatch");
+    efficiency(topology::kNicEfficiencyKey, v.rdma_efficiency, o.rdma_calibration_ep, "dispatch");
   }
-  if (o.kernel == DeepEpKernel::kLowLatency) {
-    apply_override(root, fmt::format("{}={:.17g}", topology::kLowLatencyEfficiencyKey, v.low_latency_efficiency));
-    std::ostringstream text;
-    text << toml::toml_formatter{root};
-    return fmt::format("# Written by `epsim validate`: {}{} with {} = {:.4f} calibrated on the EP{} low-latency "
-                       "dispatch row of {} (docs/validation.md).\n{}\n",
-                       file, overrides, topology::kLowLatencyEfficiencyKey, v.low_latency_efficiency,
-                       o.low_latency_calibration_ep, o.source, text.str());
-  }
-  apply_override(root, fmt::format("{}={:.17g}", topology::kLinkEfficiencyKey, v.nvlink_efficiency));
-  apply_override(root, fmt::format("{}={:.17g}", topology::kNicEfficiencyKey, v.rdma_efficiency));
+  for (const DeepEpValidation::KernelValue& k : v.kernels)
+    set(k.parameter, kernel_value_toml(k), kernel_value_text(k), k.ep, k.combine ? "combine" : "dispatch");
   std::ostringstream text;
   text << toml::toml_formatter{root};
-  return fmt::format(
-      "# Written by `epsim validate`: {}{} with {} = {:.4f} calibrated on the EP{} dispatch row and {} = {:.4f} "
-      "on the EP{} dispatch row of {} (docs/validation.md).\n{}\n",
-      file, overrides, topology::kLinkEfficiencyKey, v.nvlink_efficiency, o.nvlink_calibration_ep,
-      topology::kNicEfficiencyKey, v.rdma_efficiency, o.rdma_calibration_ep, o.source, text.str());
+  std::string list;
+  for (std::size_t i = 0; i < what.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == what.size() ? " and " : ", ") + what[i];
+  return fmt::format("# Written by `epsim validate`: {}{} with {} of {}{} (docs/validation.md).\n{}\n", file, overrides,
+                     list, o.source, v.flat ? " (flat one-hop kernel)" : "", text.str());
 }
 
 namespace {
@@ -459,12 +675,15 @@ std::string flat_header(const DeepEpValidation& v) {
   return fmt::format(
       "{}: DeepEP normal kernels on {} ({} tokens/rank, hidden {}, {} experts, top-{}, seed {}), a flat platform "
       "(every rank one hop from every other through the switch), simulated as `epsim run --algorithm direct`: each "
-      "token once per destination rank, the rank's own tokens local, route latency {:.1f} us, combine then reduces "
+      "token once per {}, the rank's own tokens local, route latency {:.1f} us, combine then reduces "
       "at each token's owner in HBM\n"
-      "bandwidth = counted bytes per rank (tokens received per destination rank, the rank's own included, {:.0f} B "
+      "bandwidth = counted bytes per rank ({}, the rank's own included, {:.0f} B "
       "dispatch, {:.0f} B combine) / kernel time (GB/s = 1e9 B/s); error = simulated / measured - 1 (on kernel "
       "time where only the time is measured); scale-up column: message bytes per rank that cross the fabric\n\n",
-      o.source, o.platform, o.tokens_per_rank, o.hidden, o.experts, o.top_k, o.seed, 1e6 * v.intra_node_latency_s,
+      o.source, o.platform, o.tokens_per_rank, o.hidden, o.experts, o.top_k, o.seed,
+      v.per_selection ? "selected expert (kernels.messages = \"selection\")" : "destination rank",
+      1e6 * v.intra_node_latency_s,
+      v.per_selection ? "selections received" : "tokens received per destination rank",
       v.token_bytes.dispatch_counted, v.token_bytes.combine_counted);
 }
 
@@ -500,24 +719,36 @@ std::string format_deepep_validation(const DeepEpValidation& v) {
                          (d ? r.counted.dispatch_bytes : r.counted.combine_bytes) / 1e6,
                          r.moved.intra_node_tokens_per_rank * token_bytes / 1e6,
                          r.moved.network_tokens_per_rank * token_bytes / 1e6,
-                         r.calibration && d ? "  (calibration)" : "");
+                         calibration_cell(v, r, d) ? "  (calibration)" : "");
     }
   }
+  // The [kernels] values calibrated, each with the cell it came from.
+  std::string kernels;
+  for (const DeepEpValidation::KernelValue& k : v.kernels)
+    kernels += fmt::format("{}{} {} on the EP{} {} cell", kernels.empty() ? "" : "; ", k.parameter,
+                           kernel_value_text(k), k.ep, k.combine ? "combine" : "dispatch");
+  if (!kernels.empty()) kernels = "; kernel mechanisms (docs/simulator.md): " + kernels;
   if (v.flat) {
-    out += fmt::format("\ncalibrated: {} {:.4f} (x {:.0f} GB/s line rate = {:.1f} GB/s per direction) on the EP{} "
-                       "dispatch cell; every other cell is a prediction\n",
-                       v.flat_parameter, v.flat_efficiency, v.flat_line_rate_Bps / 1e9,
-                       v.flat_efficiency * v.flat_line_rate_Bps / 1e9, o.flat_calibration_ep);
-    return out;
+    out += o.flat_calibration_ep == 0
+               ? "\ncalibrated: " + kernels.substr(2)
+               : fmt::format("\ncalibrated: {} {:.4f} (x {:.0f} GB/s line rate = {:.1f} GB/s per direction) on the EP{} "
+                             "dispatch cell{}",
+                             v.flat_parameter, v.flat_efficiency, v.flat_line_rate_Bps / 1e9,
+                             v.flat_efficiency * v.flat_line_rate_Bps / 1e9, o.flat_calibration_ep, kernels);
+    return out + "; every other cell is a prediction\n";
   }
   if (ll) {
-    out += fmt::format(
-        "\ncalibrated: low-latency RDMA efficiency (scaleout.low_latency_efficiency) {:.4f} (x {:.0f} GB/s line rate "
-        "= {:.2f} GB/s per direction; the platform's nic_efficiency {:.4f}) on the EP{} dispatch cell; every other "
-        "cell is a prediction\n",
-        v.low_latency_efficiency, v.nic_line_rate_Bps / 1e9, v.low_latency_efficiency * v.nic_line_rate_Bps / 1e9,
-        v.rdma_efficiency, o.low_latency_calibration_ep);
-    return out;
+    const bool rdma = v.low_latency_parameter == topology::kLowLatencyEfficiencyKey;
+    out += o.low_latency_calibration_ep == 0
+               ? "\ncalibrated: " + kernels.substr(2)
+               : fmt::format("\ncalibrated: low-latency {} efficiency ({}) {:.4f} (x {:.0f} GB/s line rate = {:.2f} "
+                             "GB/s per direction{}) on the EP{} dispatch cell{}",
+                             rdma ? "RDMA" : "scale-up", v.low_latency_parameter, v.low_latency_efficiency,
+                             v.low_latency_line_rate_Bps / 1e9,
+                             v.low_latency_efficiency * v.low_latency_line_rate_Bps / 1e9,
+                             rdma ? fmt::format("; the platform's nic_efficiency {:.4f}", v.rdma_efficiency) : "",
+                             o.low_latency_calibration_ep, kernels);
+    return out + "; every other cell is a prediction\n";
   }
   out += "\nlocal-node share of the counted RDMA tokens (counted, never on the NIC):";
   for (const DeepEpRow& r : v.rows)
@@ -525,10 +756,10 @@ std::string format_deepep_validation(const DeepEpValidation& v) {
   out += fmt::format(
       "\ncalibrated: NVLink efficiency (node.link_efficiency) {:.4f} (x {:.0f} GB/s line rate = {:.1f} GB/s per direction) on the EP{} "
       "dispatch cell; RDMA efficiency (scaleout.nic_efficiency) {:.4f} (x {:.0f} GB/s line rate = {:.2f} GB/s per direction) on the EP{} "
-      "dispatch cell; every other cell is a prediction\n",
+      "dispatch cell{}; every other cell is a prediction\n",
       v.nvlink_efficiency, v.nvlink_line_rate_Bps / 1e9, v.nvlink_efficiency * v.nvlink_line_rate_Bps / 1e9,
       o.nvlink_calibration_ep, v.rdma_efficiency, v.nic_line_rate_Bps / 1e9,
-      v.rdma_efficiency * v.nic_line_rate_Bps / 1e9, o.rdma_calibration_ep);
+      v.rdma_efficiency * v.nic_line_rate_Bps / 1e9, o.rdma_calibration_ep, kernels);
   return out;
 }
 

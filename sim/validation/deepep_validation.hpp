@@ -60,6 +60,12 @@ struct DeepEpValidationOptions {
   workloads::Dtype dispatch_wire = workloads::Dtype::kFp8;  // fp8, int8 or bf16 (deepep_token_bytes)
   workloads::Dtype combine_wire = workloads::Dtype::kBf16;
   bool counted_metadata = false;  // the source counts the top-k indices and weights (with_counted_metadata)
+  CountedAs dispatch_counted = CountedAs::kWire;  // how the source counts a dispatched token
+  // [kernels] parameters calibrated on a row (topology::kKernelLaunchKey
+  // and the other kernels.* keys): parameter and row EP, in calibration
+  // order; combine_* keys on the row's combine cell, the others on its
+  // dispatch cell. Solved jointly with the efficiencies above.
+  std::vector<std::pair<std::string, int>> kernel_calibrations;
   std::uint64_t seed = 1;
   int pipeline_chunks = AlltoallvOptions{}.pipeline_chunks;  // chunks of each kernel stage (the replay's default)
 };
@@ -101,8 +107,27 @@ struct DeepEpValidation {
   std::string flat_parameter;
   double flat_line_rate_Bps = 0;
   double flat_efficiency = 0;
+  // Low-latency: the efficiency its rows may calibrate (the platform's
+  // fabric: scaleout, supernode or node .low_latency_efficiency) and its line rate.
+  std::string low_latency_parameter;
+  double low_latency_line_rate_Bps = 0;
+  bool per_selection = false;  // the platform's normal kernel sends one message per (token, expert)
+  // The [kernels] values calibrated (SI: s or B/s), in options order.
+  struct KernelValue {
+    std::string parameter;
+    double value = 0;
+    int ep = 0;
+    bool combine = false;  // calibrated on the row's combine cell
+  };
+  std::vector<KernelValue> kernels;
   std::vector<DeepEpRow> rows;   // in options.eps order
 };
+
+// The efficiency a low-latency table calibrates on `spec`: the fabric its
+// messages cross between ranks (scaleout.low_latency_efficiency with a
+// scale-out network, supernode.low_latency_efficiency on a supernode,
+// node.low_latency_efficiency in one node).
+const char* low_latency_parameter(const topology::ClusterSpec& spec);
 
 // A platform where every NPU reaches every other in one hop through one
 // switch: a supernode (CloudMatrix's, Atlas 950's UB), or nodes without a
@@ -124,10 +149,13 @@ workloads::TrafficMatrix deepep_benchmark_traffic(const DeepEpValidationOptions&
 
 // Builds the platform in this process's one SimGrid engine, calibrates the
 // two efficiencies (NVLink first, on a row that only uses NVLink) and runs
-// the rows; with flat_calibration_ep set (a flat platform) the one-hop
-// kernel calibrates flat_parameter() alone; low-latency rows calibrate
-// scaleout.low_latency_efficiency alone, on any platform with a scale-out network (the shipped file gives
-// every GPU its own node: DeepEP V1's low-latency kernel uses RDMA only). Call once per process. Throws InputError for an unknown row, a
+// the rows; on a flat platform (flat_calibration_ep or kernel calibrations
+// set) the one-hop kernel calibrates flat_parameter() and/or [kernels]
+// parameters; low-latency rows calibrate low_latency_parameter() and/or
+// the low-latency [kernels] parameters, on any platform (the shipped H800 file gives
+// every GPU its own node: DeepEP V1's low-latency kernel uses RDMA only).
+// With [kernels] parameters the calibrations are solved jointly, each on
+// its own cell. Call once per process. Throws InputError for an unknown row, a
 // calibration row of the wrong kind, tokens per rank other than DeepEP's,
 // a platform too small for the rows or without 8 GPUs per node, bad
 // overrides, and a calibration that does not converge or calibrates an
