@@ -101,6 +101,39 @@ TEST_CASE("[compute]: kernel efficiencies, default the plain roofline", "[spec]"
   CHECK_THROWS_WITH(load_cluster_spec("h800", {"compute.gemm=0.5"}), Catch::Contains("compute.gemm: unknown key"));
 }
 
+TEST_CASE("[kernels]: dispatch/combine mechanisms, default nothing beyond the bytes", "[spec]") {
+  const KernelSpec none = load_cluster_spec("h800").kernels;
+  CHECK(none.launch_s == 0);
+  CHECK(none.dispatch_copy_Bps == 0);  // unlimited: the links bind
+  CHECK_FALSE(none.per_selection);
+  CHECK(none.package_npus == 1);
+  const KernelSpec k = load_cluster_spec(
+      "cloudmatrix384", {"node.npus=16", "kernels.launch=\"20us\"", "kernels.dispatch_peer_cost=\"33.6us\"",
+                         "kernels.combine_copy_rate=\"105GBps\"", "kernels.messages=\"selection\"",
+                         "kernels.package_npus=2", "kernels.low_latency_launch=\"124us\""})
+                           .kernels;
+  CHECK(k.launch_s == Approx(20e-6));
+  CHECK(k.dispatch_peer_cost_s == Approx(33.6e-6));
+  CHECK(k.combine_copy_Bps == Approx(105e9));
+  CHECK(k.per_selection);
+  CHECK(k.package_npus == 2);
+  CHECK(k.low_latency_launch_s == Approx(124e-6));
+  // Ranges as the other keys': times 0 .. 1 s, rates 1 kB/s .. 1 PB/s; packages divide the node.
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"kernels.launch=\"2s\""}),
+                    Catch::Contains("kernels.launch: 2 s is outside the physical range"));
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"kernels.dispatch_copy_rate=\"1Bps\""}),
+                    Catch::Contains("kernels.dispatch_copy_rate:"));
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"kernels.package_npus=3"}),
+                    Catch::Contains("kernels.package_npus: 3 NPUs per package do not divide the node's 8"));
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"kernels.messages=\"token\""}), Catch::Contains("kernels.messages:"));
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"kernels.peer_cost=\"1us\""}),
+                    Catch::Contains("kernels.peer_cost: unknown key"));
+  // The low-latency kernel's share of each fabric's line rate: default the fabric's own efficiency.
+  CHECK(load_cluster_spec("h800").node.low_latency_efficiency == load_cluster_spec("h800").node.link_efficiency);
+  CHECK(load_cluster_spec("cloudmatrix384", {"supernode.low_latency_efficiency=0.5"}).supernode->low_latency_efficiency ==
+        0.5);
+}
+
 TEST_CASE("a preset can be named by path", "[spec]") {
   ClusterSpec s = load_cluster_spec(std::string(EPSIM_SOURCE_DIR) + "/platforms/h800.toml");
   CHECK(s.name == "h800-rail");
