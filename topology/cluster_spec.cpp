@@ -55,19 +55,26 @@ double read_efficiency(TableReader& t, std::string_view key, const char* what = 
   return v;
 }
 
-// A kernel class's efficiency in (0, 1] (default 1) and its optional half rows.
-KernelClassEfficiency read_kernel_class(TableReader& t, const std::string& key) {
+// A kernel class's efficiency in (0, 1] (default 1) and its optional half
+// points: rows, and N and K (GEMM classes) or channels per head (attention).
+KernelClassEfficiency read_kernel_class(TableReader& t, const std::string& key, bool gemm) {
   KernelClassEfficiency e;
   e.max = read_efficiency(t, key, "an efficiency");
   e.half_rows = t.number_or(key + "_half_rows", 0, 0, 1e9);
+  if (gemm) {
+    e.half_n = t.number_or(key + "_half_n", 0, 0, 1e9);
+    e.half_k = t.number_or(key + "_half_k", 0, 0, 1e9);
+  } else {
+    e.half_dim = t.number_or(key + "_half_dim", 0, 0, 1e6);
+  }
   return e;
 }
 
 ComputeSpec read_compute(TableReader t) {
   ComputeSpec c;
-  c.dense_gemm = read_kernel_class(t, "dense_gemm");
-  c.grouped_gemm = read_kernel_class(t, "grouped_gemm");
-  c.attention = read_kernel_class(t, "attention");
+  c.dense_gemm = read_kernel_class(t, "dense_gemm", true);
+  c.grouped_gemm = read_kernel_class(t, "grouped_gemm", true);
+  c.attention = read_kernel_class(t, "attention", false);
   c.elementwise = read_efficiency(t, "elementwise", "a share of the HBM bandwidth");
   c.optimizer = read_efficiency(t, "optimizer", "a share of the HBM bandwidth");
   c.launch_overhead_s = latency_or_zero(t, "launch_overhead");

@@ -131,7 +131,16 @@ inline constexpr const char* kLowLatencyPeerCostKey = "kernels.low_latency_peer_
 struct KernelClassEfficiency {
   double max = 1;        // (0, 1]: share of the dtype's FLOP peak on large shapes
   double half_rows = 0;  // >= 0: rows M at which the efficiency is half of max: max x M / (M + half_rows)
-  double at(double rows) const { return half_rows > 0 && rows > 0 ? max * rows / (rows + half_rows) : max; }
+  // >= 0, GEMM classes: the N (output columns) and K (reduction depth) at
+  // which a factor N / (N + half_n), K / (K + half_k) halves (0: no dependence).
+  double half_n = 0;
+  double half_k = 0;
+  // >= 0, attention: the channels per head at which a factor d / (d + half_dim) halves.
+  double half_dim = 0;
+  static double factor(double x, double half) { return half > 0 && x > 0 ? x / (x + half) : 1.0; }
+  double at(double rows) const { return max * factor(rows, half_rows); }
+  // A GEMM of M x N x K: max x M/(M + half_rows) x N/(N + half_n) x K/(K + half_k).
+  double at(double rows, double n, double k) const { return at(rows) * factor(n, half_n) * factor(k, half_k); }
 };
 
 struct ComputeSpec {

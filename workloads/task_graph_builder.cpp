@@ -19,6 +19,16 @@ namespace {
 // An expert GEMM's per-rank amounts from its layer's expert loads (none
 // yet: zero). The routing sample covers one stage's ranks: stage s's rank
 // s x stage_ranks + i draws as the sample's rank i.
+// The task's GEMM shapes from a cost's GEMMs: their FLOPs as shares of the total.
+void set_shapes(Task& t, const ComputeCost& c) {
+  double flops = 0;
+  for (const GemmShape& g : c.gemms) flops += g.share;
+  t.gemm_shapes.clear();
+  if (flops > 0)
+    for (const GemmShape& g : c.gemms) t.gemm_shapes.push_back({g.n, g.k, g.share / flops});
+  t.head_dim = c.head_dim;
+}
+
 void set_expert_loads(Task& t, const WorkloadSpec& w, const LayerRouting& lr, int ranks, int stage_ranks) {
   const double factor = t.phase == Phase::kBackward ? 2.0 : 1.0;
   const int experts_per_rank = w.model.experts / w.parallel.ep;
@@ -35,6 +45,7 @@ void set_expert_loads(Task& t, const WorkloadSpec& w, const LayerRouting& lr, in
     t.hbm_bytes[rank] = factor * c.hbm_bytes;
     t.gemm_rows[rank] = c.rows;
     t.kernels = static_cast<int>(factor) * c.kernels;
+    if (t.gemm_shapes.empty()) set_shapes(t, c);
   }
 }
 
@@ -315,6 +326,7 @@ class Builder {
     c.hbm_bytes *= 2;
     c.elementwise_bytes *= 2;
     c.kernels *= 2;
+    for (GemmShape& g : c.gemms) g.share *= 2;  // its shapes stand for the backward's (dgrad, wgrad)
     return c;
   }
 
@@ -348,6 +360,7 @@ class Builder {
     t.gemm_rows.assign(n, all ? c.rows : 0.0);
     t.elementwise_bytes.assign(n, all ? c.elementwise_bytes : 0.0);
     t.kernels = c.kernels;
+    set_shapes(t, c);
     for (int r = all ? 0 : stage * g_.stage_ranks; !all && r < (stage + 1) * g_.stage_ranks; ++r) {
       const auto i = static_cast<std::size_t>(r);
       t.flops[i] = c.flops;
@@ -384,7 +397,7 @@ class Builder {
   std::vector<TaskId> forward_layer(int l, int mb, const std::vector<TaskId>& in, int s = -1,
                                     Phase phase = Phase::kForward) {
     const TaskId attn = tp_all_reduce(
-        phase, l, mb, compute(TaskKind::kAttention, phase, l, mb, Dtype::kBf16, sharded(attention_cost(full_)), in, s),
+        phase, l, mb, compute(TaskKind::kAttention, phase, l, mb, Dtype::kBf16, sharded(attention_cost(full_, l)), in, s),
         s);
     if (!w_.model.is_moe(l)) {
       return {tp_all_reduce(
@@ -418,6 +431,10 @@ class Builder {
     c.flops /= tp;
     c.hbm_bytes /= tp;
     c.elementwise_bytes /= tp;
+    for (GemmShape& g : c.gemms) {  // a TP shard's GEMMs are 1/tp as wide (heads, columns, vocabulary)
+      g.n /= tp;
+      g.share /= tp;
+    }
     return c;
   }
 
@@ -466,7 +483,7 @@ class Builder {
                                                  s));
       }
     }
-    ComputeCost attention = twice(sharded(attention_cost(full_)));
+    ComputeCost attention = twice(sharded(attention_cost(full_, l)));
     if (w_.memory.recompute == Recompute::kSelective) attention += sharded(selective_recompute_cost(full_, l));
     const TaskId done = tp_all_reduce(
         Phase::kBackward, l, mb,

@@ -33,6 +33,12 @@ struct AttentionSpec {
   int qk_nope_head_dim = 128;
   int qk_rope_head_dim = 64;
   int v_head_dim = 128;
+  // Sliding-window attention: a query attends to at most `sliding_window`
+  // keys (0: the whole causal context) on every layer, or on the even
+  // layers only (`window_on_even_layers`: GPT-OSS alternates windowed and full layers).
+  int sliding_window = 0;
+  bool window_on_even_layers = false;
+  bool windowed(int layer) const { return sliding_window > 0 && (!window_on_even_layers || layer % 2 == 0); }
 };
 
 struct ModelSpec {
