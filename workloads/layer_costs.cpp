@@ -1,6 +1,8 @@
 // Per-kernel FLOP and byte formulas.
 #include "workloads/layer_costs.hpp"
 
+#include <vector>
+
 #include "core/moe_formulas.hpp"
 #include "workloads/routing_sampler.hpp"
 
@@ -168,6 +170,24 @@ ComputeCost output_head_cost(const WorkloadSpec& w) {
   c.elementwise_bytes = t * (2 * h * kActivationBytes + 2 * v * 4.0);
   c.kernels = 3;
   return c;
+}
+
+ComputeCost mtp_projection_cost(const WorkloadSpec& w) {
+  const double t = tokens(w), h = static_cast<double>(w.model.hidden), b = dtype_bytes(w.precision.gemm);
+  ComputeCost c{2.0 * t * 2.0 * h * h, 2.0 * h * h * b + t * 3.0 * h * kActivationBytes};
+  c.rows = t;
+  c.gemms = {{h, 2.0 * h, c.flops}};
+  c.elementwise_bytes = t * kActivationBytes * 4 * h;  // the two RMSNorms before the projection
+  c.kernels = 3;
+  return c;
+}
+
+ComputeCost mtp_expert_cost(const WorkloadSpec& w) {
+  const int experts_per_rank = w.model.experts / w.parallel.ep;
+  const double selections = tokens(w) * w.model.top_k;  // per rank, spread over the EP group's experts
+  const std::vector<std::int32_t> rows(static_cast<std::size_t>(experts_per_rank),
+                                       static_cast<std::int32_t>(selections / experts_per_rank + 0.5));
+  return expert_gemm_cost(w, rows.data(), experts_per_rank);
 }
 
 ComputeCost expert_gemm_cost(const WorkloadSpec& w, const std::int32_t* tokens_per_expert, int experts_per_rank) {

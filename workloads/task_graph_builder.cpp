@@ -76,12 +76,10 @@ class Builder {
     for (int l = 0; l < layers; ++l) {
       for (int mb = 0; mb < mbs; ++mb) tail[static_cast<std::size_t>(mb)] = forward_layer(l, mb, tail[static_cast<std::size_t>(mb)]);
     }
-    const ComputeCost head = sharded(output_head_cost(full_));
     for (int mb = 0; mb < mbs; ++mb) {
       auto& t = tail[static_cast<std::size_t>(mb)];
-      TaskId fwd = compute(TaskKind::kDenseFfn, Phase::kForward, layers, mb, Dtype::kBf16, head, t);
-      t = {compute(TaskKind::kDenseFfn, Phase::kBackward, layers, mb, Dtype::kBf16, twice(head), {fwd})};
-      grad_ready_[layers].push_back(t.front());
+      const TaskId fwd = head(Phase::kForward, mb, t, -1);
+      t = {head(Phase::kBackward, mb, {fwd}, -1)};
     }
     std::vector<TaskId> dense_done;
     for (int l = layers - 1; l >= 0; --l) {
@@ -209,14 +207,44 @@ class Builder {
     return {std::move(bwd), std::move(fwd)};
   }
 
-  // The output head and loss of the last chunk; its backward twice the forward.
-  // Its backward completes the head's gradients (for the gradient buckets).
+  // The output head and loss of the last chunk, after the MTP modules
+  // (model.mtp_modules, each its own head); the backward twice the forward,
+  // in reverse. Its backward completes the head's gradients (for the gradient buckets).
   TaskId head(Phase phase, int mb, std::vector<TaskId> in, int s) {
-    const ComputeCost c = sharded(output_head_cost(full_));
-    const TaskId t = compute(TaskKind::kDenseFfn, phase, w_.model.layers, mb, Dtype::kBf16,
-                             phase == Phase::kForward ? c : twice(c), std::move(in), s);
-    if (phase == Phase::kBackward) grad_ready_[w_.model.layers].push_back(t);
+    const int heads = 1 + w_.model.mtp_modules;
+    const ComputeCost one = sharded(output_head_cost(full_));
+    ComputeCost c = one;
+    for (int m = 1; m < heads; ++m) c += one;
+    const bool forward = phase == Phase::kForward;
+    if (forward) in = mtp_modules(phase, mb, std::move(in), s);
+    TaskId t = compute(TaskKind::kDenseFfn, phase, w_.model.layers, mb, Dtype::kBf16, forward ? c : twice(c),
+                       std::move(in), s);
+    if (!forward) {
+      grad_ready_[w_.model.layers].push_back(t);
+      const std::vector<TaskId> out = mtp_modules(phase, mb, {t}, s);
+      if (!out.empty()) t = out.front();
+    }
     return t;
+  }
+
+  // DeepSeek-V3's multi-token prediction: per module (model.mtp_modules) its
+  // projection of [hidden; next token's embedding] (2h -> h) and one MoE
+  // block, on the last stage, its expert GEMM at the uniform expected rows
+  // (docs/workload.md: its dispatch and combine are not simulated).
+  std::vector<TaskId> mtp_modules(Phase phase, int mb, std::vector<TaskId> in, int s) {
+    const bool forward = phase == Phase::kForward;
+    auto pass = [&](ComputeCost c) { return forward ? c : twice(c); };
+    for (int m = 0; m < w_.model.mtp_modules; ++m) {
+      const int l = w_.model.layers;  // after the last layer, beside the head
+      const TaskId attention = compute(TaskKind::kAttention, phase, l, mb, Dtype::kBf16,
+                                       pass(sharded(attention_cost(full_))), std::move(in), s);
+      ComputeCost dense = mtp_projection_cost(full_);
+      dense += shared_expert_cost(full_);
+      const TaskId block = compute(TaskKind::kSharedExpert, phase, l, mb, w_.precision.gemm, pass(sharded(dense)),
+                                   {attention}, s);
+      in = {compute(TaskKind::kExpertGemm, phase, l, mb, w_.precision.gemm, pass(mtp_expert_cost(w_)), {block}, s)};
+    }
+    return in;
   }
 
   std::vector<TaskId> forward_chunk(int c, int mb, int s, std::vector<TaskId> in) {

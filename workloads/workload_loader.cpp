@@ -82,6 +82,7 @@ ModelSpec read_model(TableReader t) {
   if (m.top_k > m.experts) t.fail("top_k", fmt::format("must be <= model.experts ({}), got {}", m.experts, m.top_k));
   m.node_limit = static_cast<int>(t.integer_or("node_limit", 0, 0, 1 << 16));
   m.vocab = t.integer("vocab", 1, kMaxDim);
+  m.mtp_modules = static_cast<int>(t.integer_or("mtp_modules", 0, 0, 4));
   t.finish();
   return m;
 }

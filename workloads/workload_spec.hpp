@@ -55,6 +55,10 @@ struct ModelSpec {
   int top_k = 0;
   int node_limit = 0;  // max nodes one token's experts may span; 0 = no limit
   std::int64_t vocab = 0;
+  // Multi-token prediction modules (DeepSeek-V3 trains with one): each a
+  // projection, one MoE block and its own pass of the output head, on the
+  // last stage; not model FLOPs (docs/workload.md).
+  int mtp_modules = 0;
 
   int moe_layers() const { return layers - dense_layers; }
   bool is_moe(int layer) const { return layer >= dense_layers && layer < layers; }
