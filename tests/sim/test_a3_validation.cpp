@@ -16,6 +16,7 @@
 #include "sim/validation/deepep_kernels.hpp"
 #include "sim/validation/deepep_validation.hpp"
 #include "sim/validation/measurement_file.hpp"
+#include "kernel_timings.hpp"
 #include "sim_test_support.hpp"
 #include "topology/cluster_spec.hpp"
 
@@ -103,25 +104,11 @@ TEST_CASE("A3 normal kernel: validate and run time the same calibrated dispatch 
                             "npu.hbm_bandwidth=1.6TBps", "kernels.messages=\"selection\"", "kernels.package_npus=2",
                             "kernels.dispatch_copy_rate=60GBps", "kernels.combine_copy_rate=105GBps",
                             "kernels.dispatch_peer_cost=33.6us", "kernels.combine_peer_cost=7.7us"}};
-  const std::string validate = testing::in_child([&] {
-    OpenPlatform open = open_platform(a3);
-    const DeepEpTimes t = time_deepep_kernels(*open.engine, open.loaded, traffic, b, 32, DeepEpKernel::kNormal, true);
-    return fmt::format("{:.17g} {:.17g}", t.dispatch_s, t.combine_s);
-  });
-  const std::string run = testing::in_child([&] {
-    ReplayOptions o;
-    o.algorithm = AlltoallAlgorithm::kDirect;
-    const Simulation s = simulate(a3, deepep_kernel_graph(traffic, b), o);
-    std::string out;
-    for (const CollectiveSpan& c : s.timeline.collectives) out += fmt::format(" {:.17g}", c.end_s - c.start_s);
-    return out;
-  });
-  INFO("validate: " << validate << "; run: " << run);
-  double vd = 0, vc = 0, rd = 0, rc = 0;
-  REQUIRE(std::sscanf(validate.c_str(), "%lf %lf", &vd, &vc) == 2);
-  REQUIRE(std::sscanf(run.c_str(), "%lf %lf", &rd, &rc) == 2);
-  CHECK(rd == Approx(vd).epsilon(1e-6));
-  CHECK(rc == Approx(vc).epsilon(1e-6));
+  const testing::KernelTimings t =
+      testing::validate_and_run(a3, traffic, b, 32, DeepEpKernel::kNormal, true, AlltoallAlgorithm::kDirect);
+  const double vd = t.validate_dispatch_s;
+  CHECK(t.run_dispatch_s == Approx(vd).epsilon(1e-6));
+  CHECK(t.run_combine_s == Approx(t.validate_combine_s).epsilon(1e-6));
   // Additive by mechanism: 31 peers x 33.6 us before dispatch's copies.
   CHECK(vd > 31 * 33.6e-6 + 32768 * 7248 * (1 - 2.0 / 32) / 60e9);
 }
