@@ -27,6 +27,7 @@ struct DeepEpMeasurement {
   double dispatch_s = 0;    // kernel times, 0: not measured
   double combine_s = 0;
   int experts = 0;          // experts in this row's benchmark; 0: the options'
+  int sms = 0;              // cores (SMs) this row's kernels ran on; 0: the options'
 };
 const std::vector<DeepEpMeasurement>& deepep_h800_measurements();
 constexpr int kDeepEpTokensPerRank = 4096;
@@ -61,6 +62,10 @@ struct DeepEpValidationOptions {
   workloads::Dtype combine_wire = workloads::Dtype::kBf16;
   bool counted_metadata = false;  // the source counts the top-k indices and weights (with_counted_metadata)
   CountedAs dispatch_counted = CountedAs::kWire;  // how the source counts a dispatched token
+  // Cores (SMs) the table's kernels ran on; a row with its own count runs
+  // its kernels' copy rates (kernels.*_copy_rate: cores x per-core rate)
+  // scaled by row / table. 0: not given.
+  int sms = 0;
   // [kernels] parameters calibrated on a row (topology::kKernelLaunchKey
   // and the other kernels.* keys): parameter and row EP, in calibration
   // order; combine_* keys on the row's combine cell, the others on its
@@ -122,6 +127,9 @@ struct DeepEpValidation {
   std::vector<KernelValue> kernels;
   std::vector<DeepEpRow> rows;   // in options.eps order
 };
+
+// Whether a [kernels] parameter is a copy rate (B/s) rather than a cost (s).
+bool is_copy_rate(const std::string& parameter);
 
 // The efficiency a low-latency table calibrates on `spec`: the fabric its
 // messages cross between ranks (scaleout.low_latency_efficiency with a

@@ -136,6 +136,9 @@ MeasurementFile load_measurement_file(const std::string& path) {
     if (m.kernel == DeepEpKernel::kNormal && !flat && r.ep > 8 && r.ep % 8 != 0)
       t.fail("ep", fmt::format("expected 1..8 or a multiple of 8 GPUs per node, got {}", r.ep));
     r.experts = static_cast<int>(t.integer_or("experts", 0, 1, 1 << 16));
+    r.sms = static_cast<int>(t.integer_or("sms", 0, 1, 1 << 16));
+    if (r.sms > 0 && m.sms == 0)
+      t.fail("sms", "a row's cores scale the copy rates against the table's: give [shape] sms too");
     for (const MeasuredRow& other : m.rows)
       if (other.ep == r.ep) t.fail("ep", fmt::format("EP{} already has a row at line {}", r.ep, other.at.line));
     r.dispatch = read_kernel(t, "dispatch");
@@ -208,12 +211,13 @@ DeepEpValidationOptions validation_options(const MeasurementFile& m) {
   o.combine_wire = m.combine;
   o.counted_metadata = m.metadata;
   o.dispatch_counted = m.dispatch_counted;
+  o.sms = m.sms;
   o.measurements.clear();
   o.eps.clear();
   o.nvlink_calibration_ep = o.rdma_calibration_ep = 0;
   for (const MeasuredRow& r : m.rows) {
     o.measurements.push_back({r.ep, 1e9 * r.dispatch.GBps, 1e9 * r.combine.GBps, 1e-6 * r.dispatch.us,
-                              1e-6 * r.combine.us, r.experts});
+                              1e-6 * r.combine.us, r.experts, r.sms});
     o.eps.push_back(r.ep);
     for (const std::string& p : r.calibrate) {
       if (is_kernel_parameter(p)) o.kernel_calibrations.emplace_back(p, r.ep);

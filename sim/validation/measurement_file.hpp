@@ -26,6 +26,7 @@ struct MeasuredKernel {
 struct MeasuredRow {
   int ep = 0;
   int experts = 0;    // the row's own expert count; 0: the shape's
+  int sms = 0;        // the cores (SMs) the row's kernels ran on; 0: the shape's
   SourceLocation at;  // the row's [[row]] table
   MeasuredKernel dispatch, combine;
   std::vector<std::string> calibrate;  // parameters this row's dispatch calibrates
@@ -42,7 +43,7 @@ struct MeasurementFile {
   int experts = 0;
   int top_k = 0;
   int node_limit = 0;  // nodes a token may reach; 0: no limit
-  int sms = 0;         // SMs (cores) the kernels ran on; recorded, the calibrated efficiency absorbs it
+  int sms = 0;         // SMs (cores) the kernels ran on; a row's own `sms` scales the copy rates by its ratio to this
   workloads::Dtype dispatch = workloads::Dtype::kFp8;  // wire types
   workloads::Dtype combine = workloads::Dtype::kBf16;
   bool metadata = false;  // the counted bytes include the top-k indices and weights

@@ -112,3 +112,32 @@ TEST_CASE("A3 normal kernel: validate and run time the same calibrated dispatch 
   // Additive by mechanism: 31 peers x 33.6 us before dispatch's copies.
   CHECK(vd > 31 * 33.6e-6 + 32768 * 7248 * (1 - 2.0 / 32) / 60e9);
 }
+
+TEST_CASE("a row's own core count scales the kernel copy rates (cores x per-core rate)") {
+  // The A3 normal table with its cores given (48 AIV cores per die) and
+  // EP32's row run on 24: the copy rates are calibrated at 48 and EP32
+  // copies at half of them, so its time grows by its copies' time.
+  auto ep32_dispatch_s = [](int row_sms) {
+    const std::string out = testing::in_child([&] {
+      DeepEpValidationOptions o =
+          validation_options(load_measurement_file(data_dir() + "/validation/deepep-ascend-a3-normal.toml"));
+      o.sms = 48;
+      for (DeepEpMeasurement& m : o.measurements)
+        if (m.ep == 32) m.sms = row_sms;
+      const DeepEpValidation v = run_deepep_validation(o);
+      for (const DeepEpRow& r : v.rows)
+        if (r.ep == 32) return fmt::format("{:.17g} {:.17g}", r.dispatch.simulated_s, calibrated(v, topology::kDispatchCopyRateKey));
+      return std::string("no EP32 row");
+    });
+    double s = 0, rate = 0;
+    INFO(out);
+    REQUIRE(std::sscanf(out.c_str(), "%lf %lf", &s, &rate) == 2);
+    return std::pair{s, rate};
+  };
+  const auto [full_s, rate] = ep32_dispatch_s(48);
+  const auto [half_s, same_rate] = ep32_dispatch_s(24);
+  CHECK(same_rate == Approx(rate).epsilon(1e-6));  // EP32 calibrates nothing
+  // EP32's busiest die copies ~32768 x 7248 x 30/32 B (its own and its package's excluded).
+  const double copies_s = 32768 * 7248 * (30.0 / 32) / rate;
+  CHECK(half_s - full_s == Approx(copies_s).epsilon(0.03));
+}

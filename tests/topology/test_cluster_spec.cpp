@@ -83,10 +83,14 @@ TEST_CASE("efficiencies scale every link built from a line rate", "[spec]") {
 
 TEST_CASE("[compute]: kernel efficiencies, default the plain roofline", "[spec]") {
   const ClusterSpec h = load_cluster_spec("h800");
-  CHECK(h.compute.dense_gemm.max == 0.78);
+  CHECK(h.compute.dense_gemm.max == 0.816);
   CHECK(h.compute.dense_gemm.half_rows == 140);
-  CHECK(h.compute.grouped_gemm.max == 0.67);
-  CHECK(h.compute.attention.max == 0.60);
+  CHECK(h.compute.dense_gemm.half_n == 694);
+  CHECK(h.compute.dense_gemm.half_k == 797);
+  CHECK(h.compute.grouped_gemm.max == 0.866);
+  CHECK(h.compute.attention.max == 0.806);
+  CHECK(h.compute.attention.half_dim == 66);
+  CHECK(load_cluster_spec("a2").compute.dense_gemm.half_n == 0);  // no table of the 910B: no N dependence
   CHECK(h.compute.elementwise == 0.90);
   CHECK(h.compute.optimizer == 0.90);
   CHECK(h.compute.launch_overhead_s == Approx(4e-6));
