@@ -1,7 +1,9 @@
-// Validation against DeepEP's published H800 bandwidths: the four rows of
-// its normal-kernel table simulated on a cluster preset set to hardware line
-// rates, with one efficiency per link type calibrated on one row each. The
-// kernels are the replay's hierarchical alltoallv (deepep_kernels.hpp).
+// Validation against published dispatch/combine tables (DeepEP's H800
+// normal and low-latency kernels, DeepEP-Ascend's on the Ascend 950 and A3
+// supernodes): the rows simulated on a cluster preset at hardware line
+// rates, each calibrated parameter (a link efficiency, a [kernels]
+// mechanism) on one named cell, every other cell a prediction. The kernels
+// are the replay's alltoallv (deepep_kernels.hpp).
 #pragma once
 
 #include <string>
@@ -173,12 +175,13 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& options);
 // The platform TOML validated (file or preset, with the options'
 // overrides) with node.link_efficiency and scaleout.nic_efficiency set to
 // the calibrated values (flat: flat_parameter(); low-latency:
-// scaleout.low_latency_efficiency), and a header comment naming the cells
-// they came from; `epsim run --platform` reads it.
+// low_latency_parameter(); and any calibrated kernels.* key, in s or B/s),
+// and a header comment naming the cells they came from; `epsim run --platform` reads it.
 std::string calibrated_platform_toml(const DeepEpValidation& v);
 
 // The same as JSON: `platform`, the line rates and calibrated
-// efficiencies, and `rows`, one object per row and kernel: `ep`, `kernel`
+// efficiencies (a kernels.* key: `value` in `unit`, `row_ep`, `kernel`),
+// and `rows`, one object per row and kernel: `ep`, `kernel`
 // ("dispatch"|"combine"), `measured_GBps`, `simulated_GBps`,
 // `simulated_us`, `error` (simulated / measured - 1) and `calibration`.
 std::string format_deepep_validation_json(const DeepEpValidation& v);

@@ -146,3 +146,11 @@ TEST_CASE("low-latency kernel on a supernode: max(launch + peers x cost, latency
   CHECK(d2 == Approx(100e-6 + 7 * 2e-6).epsilon(1e-6));
   CHECK(c2 == Approx(100e-6 + 7 * 2e-6).epsilon(1e-6));
 }
+
+TEST_CASE("low-latency kernel inside a node: latency + bytes at node.low_latency_efficiency x the port") {
+  // 8 NPUs under one switch (100 GB/s ports, routes 2.5 us): each rank sends
+  // 7 x 100 copies of 2 selections of 7 kB at 0.4 of the port's rate.
+  const workloads::TrafficMatrix t = uniform(8, 100, 2);
+  auto [d, c] = kernel_times(single_switch(), {"node.low_latency_efficiency=0.4"}, t, 7e3, DeepEpKernel::kLowLatency);
+  CHECK(d == Approx(2.5e-6 + 7 * 100 * 2 * 7e3 / (0.4 * 100e9)).epsilon(1e-6));
+}
