@@ -51,7 +51,8 @@ sim::DeepEpValidationOptions options(const ValidateState& s) {
       if (row != 0)
         throw option_error(flag, "the file's rows are low-latency kernels: they calibrate "
                                  "scaleout.low_latency_efficiency only (its row is the file's)");
-  if (o.flat_calibration_ep != 0)
+  // A flat platform's file calibrates neither NVLink nor RDMA (its own efficiency, or kernels.* only).
+  if (o.flat_calibration_ep != 0 || (o.nvlink_calibration_ep == 0 && o.rdma_calibration_ep == 0))
     for (const auto& [flag, row] : {std::pair{"--nvlink-row", s.nvlink_row}, std::pair{"--rdma-row", s.rdma_row}})
       if (row != 0)
         throw option_error(flag, "the file's platform is flat (a supernode or no [scaleout]): its rows calibrate "
@@ -136,7 +137,7 @@ Command add_validate_command(CLI::App& epsim) {
   app->add_flag("--check", state->check,
                 "end-to-end files: exit 1 unless the prediction is within the file's band and every variant is slower");
   app->add_option("--write-platform", state->write_platform,
-                  "write the platform TOML with the calibrated parameters (node.link_efficiency and scaleout.nic_efficiency, supernode.port_efficiency or scaleout.low_latency_efficiency)");
+                  "write the platform TOML with the calibrated parameters (node.link_efficiency and scaleout.nic_efficiency, supernode.port_efficiency, a low_latency_efficiency, kernels.*)");
   return Command{app, [state] { return run_validate(*state); }};
 }
 

@@ -57,24 +57,50 @@ double read_efficiency(TableReader& t, std::string_view key, const char* what = 
   return v;
 }
 
-// A kernel class's efficiency (default 1) and its optional half rows.
-KernelClassEfficiency read_kernel_class(TableReader& t, const std::string& key) {
+// A kernel class's efficiency in (0, 1] (default 1) and its optional half
+// points: rows, and N and K (GEMM classes) or channels per head (attention).
+KernelClassEfficiency read_kernel_class(TableReader& t, const std::string& key, bool gemm) {
   KernelClassEfficiency e;
   e.max = read_efficiency(t, key, "an efficiency");
   e.half_rows = t.number_or(key + "_half_rows", 0, 0, 1e9);
+  if (gemm) {
+    e.half_n = t.number_or(key + "_half_n", 0, 0, 1e9);
+    e.half_k = t.number_or(key + "_half_k", 0, 0, 1e9);
+  } else {
+    e.half_dim = t.number_or(key + "_half_dim", 0, 0, 1e6);
+  }
   return e;
 }
 
 ComputeSpec read_compute(TableReader t) {
   ComputeSpec c;
-  c.dense_gemm = read_kernel_class(t, "dense_gemm");
-  c.grouped_gemm = read_kernel_class(t, "grouped_gemm");
-  c.attention = read_kernel_class(t, "attention");
+  c.dense_gemm = read_kernel_class(t, "dense_gemm", true);
+  c.grouped_gemm = read_kernel_class(t, "grouped_gemm", true);
+  c.attention = read_kernel_class(t, "attention", false);
   c.elementwise = read_efficiency(t, "elementwise", "a share of the HBM bandwidth");
   c.optimizer = read_efficiency(t, "optimizer", "a share of the HBM bandwidth");
   c.launch_overhead_s = latency_or_zero(t, "launch_overhead");
   t.finish();
   return c;
+}
+
+// A kernel's copy rate: a bandwidth in the physical range, default 0 (unlimited).
+double copy_rate_or_unlimited(TableReader& t, std::string_view key) {
+  return t.has(key) ? t.quantity(key, Quantity::kBandwidth) : 0.0;
+}
+
+KernelSpec read_kernels(TableReader t) {
+  KernelSpec k;
+  k.launch_s = latency_or_zero(t, "launch");
+  k.dispatch_peer_cost_s = latency_or_zero(t, "dispatch_peer_cost");
+  k.combine_peer_cost_s = latency_or_zero(t, "combine_peer_cost");
+  k.dispatch_copy_Bps = copy_rate_or_unlimited(t, "dispatch_copy_rate");
+  k.combine_copy_Bps = copy_rate_or_unlimited(t, "combine_copy_rate");
+  k.per_selection = t.choice_or("messages", "rank", {"rank", "selection"}) == "selection";
+  k.low_latency_launch_s = latency_or_zero(t, "low_latency_launch");
+  k.low_latency_peer_cost_s = latency_or_zero(t, "low_latency_peer_cost");
+  t.finish();
+  return k;
 }
 
 NpuSpec read_npu(TableReader t) {
@@ -89,7 +115,6 @@ NpuSpec read_npu(TableReader t) {
   npu.hbm_bandwidth_Bps = t.quantity("hbm_bandwidth", Quantity::kBandwidth);
   npu.hbm_capacity_bytes = t.quantity("hbm_capacity", Quantity::kBytes);
   npu.comm_compute_share = read_share(t, "comm_compute_share");
-  npu.comm_peer_cost_s = latency_or_zero(t, "comm_peer_cost");
   npu.dies = static_cast<int>(t.integer_or("dies", 1, 1, 16));
   npu.rank_per_die = t.choice_or("rank", "package", {"package", "die"}) == "die";
   if (npu.rank_per_die && npu.dies < 2)
@@ -118,6 +143,7 @@ void split_into_dies(ClusterSpec& spec, const toml::table& root) {
   if (!spec.supernode) spec.node.link_bandwidth_Bps /= d;  // the package's port into the node switch
   if (spec.scaleout && spec.scaleout->nic_per_npu) spec.scaleout->nic_bandwidth_Bps /= d;
   spec.node.npus *= npu.dies;
+  spec.kernels.package_npus = npu.dies;  // a package's dies copy to each other over its own link
   if (static_cast<std::int64_t>(spec.node.count) * spec.node.npus > kMaxClusterNpus ||
       spec.node.npus > kMaxNodeNpus)
     throw InputError(spec.node.npus_given_at, "node.npus",
@@ -144,6 +170,8 @@ NodeSpec read_node(TableReader t, bool supernode) {
         t.choice("fabric", {"mesh", "switch"}) == "mesh" ? NodeFabricKind::kMesh : NodeFabricKind::kSwitch;
     node.link_bandwidth_Bps = t.quantity("link_bandwidth", Quantity::kBandwidth);
     node.link_efficiency = read_efficiency(t, "link_efficiency");
+    node.low_latency_efficiency =
+        t.has("low_latency_efficiency") ? read_efficiency(t, "low_latency_efficiency") : node.link_efficiency;
     node.link_latency_s = latency_or_zero(t, "link_latency");
     if (node.fabric == NodeFabricKind::kSwitch) node.switch_latency_s = latency_or_zero(t, "switch_latency");
   }
@@ -182,6 +210,8 @@ SupernodeSpec read_supernode(TableReader t) {
   SupernodeSpec s;
   s.port_bandwidth_Bps = t.quantity("port_bandwidth", Quantity::kBandwidth);
   s.port_efficiency = read_efficiency(t, "port_efficiency");
+  s.low_latency_efficiency =
+      t.has("low_latency_efficiency") ? read_efficiency(t, "low_latency_efficiency") : s.port_efficiency;
   s.port_latency_s = latency_or_zero(t, "port_latency");
   s.switch_latency_s = latency_or_zero(t, "switch_latency");
   t.finish();
@@ -209,6 +239,7 @@ ClusterSpec read_cluster_spec(const toml::table& root_table, const std::string& 
   if (auto t = root.optional_table("scaleout")) spec.scaleout = read_scaleout(*t);
   if (auto t = root.optional_table("supernode")) spec.supernode = read_supernode(*t);
   if (auto t = root.optional_table("compute")) spec.compute = read_compute(*t);
+  if (auto t = root.optional_table("kernels")) spec.kernels = read_kernels(*t);
   root.finish();
   split_into_dies(spec, root_table);
 

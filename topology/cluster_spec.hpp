@@ -21,9 +21,6 @@ struct NpuSpec {
   double hbm_bandwidth_Bps = 0;   // bytes/s
   double hbm_capacity_bytes = 0;  // bytes
   double comm_compute_share = 0;  // [0, kCommComputeShareLimit): share of compute that communication kernels occupy
-  // s, >= 0: a dispatch/combine kernel's fixed cost per peer and phase
-  // (count exchange, notify, per-peer handshakes; docs/simulator.md).
-  double comm_peer_cost_s = 0;
   // A package of `dies` dies (a 910C has 2). The file gives every figure per
   // package; with rank_per_die (npu.rank = "die") a rank is one die and the
   // reader divides the package's figures by `dies` (FLOP rates, HBM,
@@ -59,6 +56,9 @@ struct NodeSpec {
   double link_efficiency = 1;     // [0.001, 1]: share of the line rate a transfer achieves
   double link_latency_s = 0;
   double effective_link_bandwidth_Bps() const { return link_efficiency * link_bandwidth_Bps; }
+  // (0, 1]: share of the line rate the low-latency kernel's one write per
+  // (token, expert) achieves on this fabric; absent: link_efficiency.
+  double low_latency_efficiency = 1;
   double switch_latency_s = 0;  // switch fabric only, >= 0
 };
 
@@ -68,6 +68,8 @@ inline constexpr const char* kLinkEfficiencyKey = "node.link_efficiency";
 inline constexpr const char* kNicEfficiencyKey = "scaleout.nic_efficiency";
 inline constexpr const char* kLowLatencyEfficiencyKey = "scaleout.low_latency_efficiency";
 inline constexpr const char* kPortEfficiencyKey = "supernode.port_efficiency";
+inline constexpr const char* kNodeLowLatencyEfficiencyKey = "node.low_latency_efficiency";
+inline constexpr const char* kPortLowLatencyEfficiencyKey = "supernode.low_latency_efficiency";
 
 // The fabric between nodes. `kSwitch`: one switch; `kLeafSpine`: leaves of
 // `nodes_per_leaf` nodes under one (aggregated) spine tier; `kRail`: NIC i of
@@ -98,7 +100,43 @@ struct SupernodeSpec {
   double effective_port_bandwidth_Bps() const { return port_efficiency * port_bandwidth_Bps; }
   double port_latency_s = 0;
   double switch_latency_s = 0;  // >= 0
+  // (0, 1]: the low-latency kernel's share of the port line rate; absent: port_efficiency.
+  double low_latency_efficiency = 1;
 };
+
+// [kernels]: what the dispatch/combine kernels cost beyond their bytes on
+// the links (docs/platform.md, "[kernels]"; docs/simulator.md, "Kernel
+// mechanisms"). The defaults (nothing beyond the bytes, one message per
+// token and destination rank) are the model before these keys existed.
+struct KernelSpec {
+  // Normal (high-throughput) kernels, direct or relayed: paid before their copies.
+  double launch_s = 0;              // s, >= 0: per kernel launch and host sync
+  double dispatch_peer_cost_s = 0;  // s, >= 0: per peer of a dispatch phase (count exchange, layout, notify)
+  double combine_peer_cost_s = 0;   // s, >= 0: per peer of a combine phase (flag handshakes)
+  // Normal kernels: bytes per second one NPU's kernel cores copy (dispatch
+  // quantises and lays out, combine pushes back); 0: unlimited (the links bind).
+  double dispatch_copy_Bps = 0;
+  double combine_copy_Bps = 0;
+  // The normal direct exchange sends one message per (token, selected
+  // expert) instead of one per (token, destination rank).
+  bool per_selection = false;
+  // Consecutive ranks sharing one package (npu.dies with npu.rank = "die",
+  // not a key of its own): copies between them take the package's own link,
+  // not the copy rate.
+  int package_npus = 1;
+  // Low-latency kernels: a control path (launch, flags) beside their copies.
+  double low_latency_launch_s = 0;     // s, >= 0
+  double low_latency_peer_cost_s = 0;  // s, >= 0, per peer
+};
+
+// Keys of [kernels] that `epsim validate` may calibrate (docs/validation.md).
+inline constexpr const char* kKernelLaunchKey = "kernels.launch";
+inline constexpr const char* kDispatchPeerCostKey = "kernels.dispatch_peer_cost";
+inline constexpr const char* kCombinePeerCostKey = "kernels.combine_peer_cost";
+inline constexpr const char* kDispatchCopyRateKey = "kernels.dispatch_copy_rate";
+inline constexpr const char* kCombineCopyRateKey = "kernels.combine_copy_rate";
+inline constexpr const char* kLowLatencyLaunchKey = "kernels.low_latency_launch";
+inline constexpr const char* kLowLatencyPeerCostKey = "kernels.low_latency_peer_cost";
 
 // [compute]: how close each kernel class comes to the NPU's peaks
 // (docs/platform.md, "Compute efficiency"). The defaults (1, no shape
@@ -106,7 +144,16 @@ struct SupernodeSpec {
 struct KernelClassEfficiency {
   double max = 1;        // [0.001, 1]: share of the dtype's FLOP peak on large shapes
   double half_rows = 0;  // >= 0: rows M at which the efficiency is half of max: max x M / (M + half_rows)
-  double at(double rows) const { return half_rows > 0 && rows > 0 ? max * rows / (rows + half_rows) : max; }
+  // >= 0, GEMM classes: the N (output columns) and K (reduction depth) at
+  // which a factor N / (N + half_n), K / (K + half_k) halves (0: no dependence).
+  double half_n = 0;
+  double half_k = 0;
+  // >= 0, attention: the channels per head at which a factor d / (d + half_dim) halves.
+  double half_dim = 0;
+  static double factor(double x, double half) { return half > 0 && x > 0 ? x / (x + half) : 1.0; }
+  double at(double rows) const { return max * factor(rows, half_rows); }
+  // A GEMM of M x N x K: max x M/(M + half_rows) x N/(N + half_n) x K/(K + half_k).
+  double at(double rows, double n, double k) const { return at(rows) * factor(n, half_n) * factor(k, half_k); }
 };
 
 struct ComputeSpec {
@@ -123,6 +170,7 @@ struct ClusterSpec {
   std::string source;  // file the spec was read from (for messages)
   NpuSpec npu;
   ComputeSpec compute;
+  KernelSpec kernels;
   NodeSpec node;
   std::optional<ScaleoutSpec> scaleout;
   std::optional<SupernodeSpec> supernode;

@@ -29,6 +29,24 @@ std::vector<PlanLinkUse> uses(const Route& r) {
   return out;
 }
 
+// [kernels] as host properties (sim/platform/npu_platform.hpp), only those
+// that differ from the defaults, so a platform without them exports as before.
+void add_kernel_properties(const KernelSpec& k, PlanHost& h) {
+  const std::pair<const char*, double> values[] = {
+      {"kernel_launch", k.launch_s},
+      {"kernel_dispatch_peer_cost", k.dispatch_peer_cost_s},
+      {"kernel_combine_peer_cost", k.combine_peer_cost_s},
+      {"kernel_dispatch_copy_rate", k.dispatch_copy_Bps},
+      {"kernel_combine_copy_rate", k.combine_copy_Bps},
+      {"low_latency_launch", k.low_latency_launch_s},
+      {"low_latency_peer_cost", k.low_latency_peer_cost_s},
+  };
+  for (const auto& [name, value] : values)
+    if (value > 0) h.properties.emplace_back(name, number(value));
+  if (k.per_selection) h.properties.emplace_back("kernel_messages", "selection");
+  if (k.package_npus > 1) h.properties.emplace_back("kernel_package_npus", std::to_string(k.package_npus));
+}
+
 PlanHost npu_host(const TopologyGraph& topo, int node, int local) {
   const NpuSpec& npu = topo.spec().npu;
   PlanHost h{names::npu(node, local), npu.flops_bf16, {}};
@@ -38,9 +56,16 @@ PlanHost npu_host(const TopologyGraph& topo, int node, int local) {
   h.properties.emplace_back("hbm_bandwidth", number(npu.hbm_bandwidth_Bps));
   h.properties.emplace_back("hbm_capacity", number(npu.hbm_capacity_bytes));
   h.properties.emplace_back("comm_compute_share", number(npu.comm_compute_share));
-  if (npu.comm_peer_cost_s > 0) h.properties.emplace_back("comm_peer_cost", number(npu.comm_peer_cost_s));
-  if (const auto& so = topo.spec().scaleout)  // the low-latency kernel's NIC rate, relative to the NIC link's
+  const ClusterSpec& spec = topo.spec();
+  if (const auto& so = spec.scaleout)  // the low-latency kernel's NIC rate, relative to the NIC link's
     h.properties.emplace_back("low_latency_nic_share", number(so->low_latency_efficiency / so->nic_efficiency));
+  // The low-latency kernel's rate on the scale-up fabric (a supernode's ports
+  // carry every pair), relative to the links it crosses; 1 is the default.
+  const double node_share = spec.supernode ? spec.supernode->low_latency_efficiency / spec.supernode->port_efficiency
+                                           : spec.node.low_latency_efficiency / spec.node.link_efficiency;
+  if (node_share != 1) h.properties.emplace_back("low_latency_node_share", number(node_share));
+  if (spec.supernode && node_share != 1) h.properties.emplace_back("low_latency_nic_share", number(node_share));
+  add_kernel_properties(spec.kernels, h);
   h.properties.emplace_back("node", std::to_string(node));
   h.properties.emplace_back("local", std::to_string(local));
   return h;

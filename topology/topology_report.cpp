@@ -28,6 +28,13 @@ TopologyReport make_report(const TopologyGraph& topo) {
   if (spec.scaleout && spec.scaleout->low_latency_efficiency != spec.scaleout->nic_efficiency)
     r.link_rates.push_back({"NIC, low-latency kernel", spec.scaleout->nic_bandwidth_Bps,
                             spec.scaleout->low_latency_efficiency});
+  if (!spec.supernode && spec.node.low_latency_efficiency != spec.node.link_efficiency)
+    r.link_rates.push_back({"scale-up link, low-latency kernel", spec.node.link_bandwidth_Bps,
+                            spec.node.low_latency_efficiency});
+  if (spec.supernode && spec.supernode->low_latency_efficiency != spec.supernode->port_efficiency)
+    r.link_rates.push_back({"supernode port, low-latency kernel", spec.supernode->port_bandwidth_Bps,
+                            spec.supernode->low_latency_efficiency});
+  r.kernels = spec.kernels;
   r.classes = pair_classes(topo);
   r.connected = is_connected(topo);
   r.bisection_Bps = bisection_bandwidth_Bps(topo);
@@ -50,6 +57,23 @@ std::string npu_rates(const NpuSpec& npu) {
   return out + fmt::format("fp32 {:.1f} TFLOP/s (the bf16 peak)", npu.flops_bf16 / 1e12);
 }
 
+// The [kernels] that differ from the defaults, one line; "" when none do.
+std::string format_kernels(const KernelSpec& k) {
+  std::string out;
+  auto add = [&](const std::string& item) { out += (out.empty() ? "" : ", ") + item; };
+  auto us = [](double s) { return fmt::format("{:.3g} us", 1e6 * s); };
+  if (k.launch_s > 0) add("normal launch " + us(k.launch_s));
+  if (k.dispatch_peer_cost_s > 0) add("dispatch " + us(k.dispatch_peer_cost_s) + " per peer");
+  if (k.combine_peer_cost_s > 0) add("combine " + us(k.combine_peer_cost_s) + " per peer");
+  if (k.dispatch_copy_Bps > 0) add(fmt::format("dispatch copies {:.1f} GB/s", k.dispatch_copy_Bps / 1e9));
+  if (k.combine_copy_Bps > 0) add(fmt::format("combine copies {:.1f} GB/s", k.combine_copy_Bps / 1e9));
+  if (k.per_selection) add("one message per selection");
+  if (k.package_npus > 1) add(fmt::format("{} NPUs per package", k.package_npus));
+  if (k.low_latency_launch_s > 0) add("low-latency control " + us(k.low_latency_launch_s));
+  if (k.low_latency_peer_cost_s > 0) add("low-latency " + us(k.low_latency_peer_cost_s) + " per peer");
+  return out.empty() ? "" : "  dispatch/combine kernels ([kernels], docs/simulator.md): " + out + "\n";
+}
+
 }  // namespace
 
 std::string format_report(const TopologyReport& r) {
@@ -63,6 +87,7 @@ std::string format_report(const TopologyReport& r) {
   for (const LinkRate& l : r.link_rates)
     out += fmt::format("  {} {:.1f} GB/s line rate x {:.4g} efficiency = {:.1f} GB/s each direction\n", l.link_class,
                        l.line_rate_Bps / 1e9, l.efficiency, l.effective_Bps() / 1e9);
+  out += format_kernels(r.kernels);
   out += fmt::format("  bisection bandwidth {:.1f} GB/s, diameter {} hops\n", r.bisection_Bps / 1e9,
                      r.diameter_hops);
   out += "  pair class      sample                      bottleneck      latency  hops  route\n";
@@ -113,6 +138,16 @@ nlohmann::json report_json(const TopologyReport& r) {
           {"switches", r.switches},
           {"links", r.links},
           {"link_rates", rates},
+          {"kernels",
+           {{"launch_s", r.kernels.launch_s},
+            {"dispatch_peer_cost_s", r.kernels.dispatch_peer_cost_s},
+            {"combine_peer_cost_s", r.kernels.combine_peer_cost_s},
+            {"dispatch_copy_Bps", r.kernels.dispatch_copy_Bps},
+            {"combine_copy_Bps", r.kernels.combine_copy_Bps},
+            {"messages", r.kernels.per_selection ? "selection" : "rank"},
+            {"package_npus", r.kernels.package_npus},
+            {"low_latency_launch_s", r.kernels.low_latency_launch_s},
+            {"low_latency_peer_cost_s", r.kernels.low_latency_peer_cost_s}}},
           {"connected", r.connected},
           {"bisection_Bps", r.bisection_Bps},
           {"diameter_hops", r.diameter_hops},

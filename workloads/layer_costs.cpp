@@ -1,6 +1,8 @@
 // Per-kernel FLOP and byte formulas.
 #include "workloads/layer_costs.hpp"
 
+#include <vector>
+
 #include "core/moe_formulas.hpp"
 #include "workloads/routing_sampler.hpp"
 
@@ -53,17 +55,25 @@ double attention_params(const ModelSpec& m) {
   return q + kv + o;
 }
 
-ComputeCost attention_cost(const WorkloadSpec& w) {
+double attention_context(const WorkloadSpec& w, int layer) {
+  const double s = static_cast<double>(w.parallel.sequence_length);
+  const double window = layer >= 0 && w.model.attention.windowed(layer) ? w.model.attention.sliding_window : s;
+  if (window >= s) return (s + 1.0) / 2.0;
+  return (window * (window + 1.0) / 2.0 + (s - window) * window) / s;
+}
+
+ComputeCost attention_cost(const WorkloadSpec& w, int layer) {
   const ModelSpec& m = w.model;
   const AttentionSpec& a = m.attention;
   const double t = tokens(w);
   const double wbytes = dtype_bytes(w.precision.gemm);
-  // Causal core: a token at position i attends to i+1 keys, (S+1)/2 on average;
-  // QK^T and PV are 2 FLOPs per multiply-add each.
-  const double context = (static_cast<double>(w.parallel.sequence_length) + 1.0) / 2.0;
+  // Causal core: a token at position i attends to i+1 keys, (S+1)/2 on average
+  // (fewer under a sliding window); QK^T and PV are 2 FLOPs per multiply-add each.
+  const double context = attention_context(w, layer);
   const double core_flops = t * context * 2.0 * a.heads * (qk_dim(a) + v_dim(a));
   ComputeCost c;
   c.flops = 2.0 * t * attention_params(m) + core_flops;
+  c.head_dim = qk_dim(a);
   // Flash-style core: Q, K, V read once, O written once.
   const double core_channels = a.heads * (2.0 * qk_dim(a) + 2.0 * v_dim(a));
   c.hbm_bytes = attention_params(m) * wbytes + t * (projection_io_channels(m) + core_channels) * kActivationBytes;
@@ -85,6 +95,7 @@ ComputeCost gate_cost(const WorkloadSpec& w) {
   // FP32 router weights and logits, as DeepSeek-V3 keeps the gate in FP32.
   ComputeCost c{2.0 * t * h * e, e * h * 4.0 + t * h * kActivationBytes + t * e * 4.0};
   c.rows = t;
+  c.gemms = {{e, h, c.flops}};
   // RMSNorm + residual add (5h at 2 B), permute (read and write the k
   // dispatched copies), unpermute (read k BF16 outputs, write one).
   const double k = w.model.top_k;
@@ -101,6 +112,7 @@ ComputeCost swiglu_cost(double rows, std::int64_t hidden, std::int64_t ffn, Dtyp
   c.flops = 2.0 * rows * (2.0 * f) * h + 2.0 * rows * h * f;
   c.hbm_bytes = 3.0 * h * f * b + rows * ((h + f) * b + (f + h) * kActivationBytes);
   c.rows = rows;
+  c.gemms = {{2.0 * f, h, 2.0 * rows * (2.0 * f) * h}, {h, f, 2.0 * rows * h * f}};  // gate/up, down
   c.kernels = 2;  // gate/up (SwiGLU in its epilogue), down
   return c;
 }
@@ -117,6 +129,7 @@ ComputeCost shared_expert_cost(const WorkloadSpec& w) {
   one.flops *= w.model.shared_experts;
   one.hbm_bytes *= w.model.shared_experts;
   one.kernels *= w.model.shared_experts;
+  for (GemmShape& g : one.gemms) g.share *= w.model.shared_experts;
   return one;
 }
 
@@ -130,6 +143,10 @@ ComputeCost selective_recompute_cost(const WorkloadSpec& w, int layer) {
     const double up = double(a.q_lora_rank) * a.heads * qk_dim(a) +
                       double(a.kv_lora_rank) * a.heads * (a.qk_nope_head_dim + a.v_head_dim);
     c.flops = 2.0 * t * up;
+    // q_b and kv_b: DeepGEMM's (24576, 1536) and (32768, 512) shapes for DeepSeek-V3.
+    c.gemms = {{double(a.heads) * qk_dim(a), double(a.q_lora_rank), 2.0 * t * a.q_lora_rank * a.heads * qk_dim(a)},
+               {double(a.heads) * (a.qk_nope_head_dim + a.v_head_dim), double(a.kv_lora_rank),
+                2.0 * t * a.kv_lora_rank * a.heads * (a.qk_nope_head_dim + a.v_head_dim)}};
     c.hbm_bytes = up * dtype_bytes(w.precision.gemm) +
                   t * (a.q_lora_rank + a.kv_lora_rank + a.heads * (qk_dim(a) + a.qk_nope_head_dim + a.v_head_dim)) *
                       kActivationBytes;
@@ -148,10 +165,29 @@ ComputeCost output_head_cost(const WorkloadSpec& w) {
   const double t = tokens(w), h = static_cast<double>(w.model.hidden), v = static_cast<double>(w.model.vocab);
   ComputeCost c{2.0 * t * h * v, h * v * kActivationBytes + t * h * kActivationBytes + t * v * 4.0};
   c.rows = t;
+  c.gemms = {{v, h, c.flops}};
   // Final RMSNorm, and the loss: softmax cross-entropy reads the FP32 logits and writes their gradient.
   c.elementwise_bytes = t * (2 * h * kActivationBytes + 2 * v * 4.0);
   c.kernels = 3;
   return c;
+}
+
+ComputeCost mtp_projection_cost(const WorkloadSpec& w) {
+  const double t = tokens(w), h = static_cast<double>(w.model.hidden), b = dtype_bytes(w.precision.gemm);
+  ComputeCost c{2.0 * t * 2.0 * h * h, 2.0 * h * h * b + t * 3.0 * h * kActivationBytes};
+  c.rows = t;
+  c.gemms = {{h, 2.0 * h, c.flops}};
+  c.elementwise_bytes = t * kActivationBytes * 4 * h;  // the two RMSNorms before the projection
+  c.kernels = 3;
+  return c;
+}
+
+ComputeCost mtp_expert_cost(const WorkloadSpec& w) {
+  const int experts_per_rank = w.model.experts / w.parallel.ep;
+  const double selections = tokens(w) * w.model.top_k;  // per rank, spread over the EP group's experts
+  const std::vector<std::int32_t> rows(static_cast<std::size_t>(experts_per_rank),
+                                       static_cast<std::int32_t>(selections / experts_per_rank + 0.5));
+  return expert_gemm_cost(w, rows.data(), experts_per_rank);
 }
 
 ComputeCost expert_gemm_cost(const WorkloadSpec& w, const std::int32_t* tokens_per_expert, int experts_per_rank) {
@@ -160,6 +196,10 @@ ComputeCost expert_gemm_cost(const WorkloadSpec& w, const std::int32_t* tokens_p
   for (int j = 0; j < experts_per_rank; ++j) {
     const double rows = static_cast<double>(aligned_rows(tokens_per_expert[j], w.precision.expert_alignment));
     ComputeCost c = swiglu_cost(rows, w.model.hidden, w.model.expert_ffn, w.precision.gemm);
+    if (c.gemms.size() == 2) {
+      if (total.gemms.empty()) total.gemms = {{c.gemms[0].n, c.gemms[0].k, 0.0}, {c.gemms[1].n, c.gemms[1].k, 0.0}};
+      for (std::size_t g = 0; g < 2; ++g) total.gemms[g].share += c.gemms[g].share;
+    }
     total.flops += c.flops;
     total.hbm_bytes += c.hbm_bytes;
     total.rows += rows;

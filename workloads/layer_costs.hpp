@@ -16,12 +16,17 @@ struct ComputeCost {
   double rows = 0;               // M of the GEMMs
   double elementwise_bytes = 0;  // memory-bound kernels around the GEMMs (norms, RoPE, permute, loss)
   int kernels = 1;               // kernels launched
+  // Its GEMMs, `share` holding their FLOPs (not a share yet), and the
+  // attention core's channels per head (Task has the same fields).
+  std::vector<GemmShape> gemms = {};
+  double head_dim = 0;
 
   ComputeCost& operator+=(const ComputeCost& o) {  // two kernels' work run as one task (rows kept)
     flops += o.flops;
     hbm_bytes += o.hbm_bytes;
     elementwise_bytes += o.elementwise_bytes;
     kernels += o.kernels;
+    gemms.insert(gemms.end(), o.gemms.begin(), o.gemms.end());
     return *this;
   }
 };
@@ -32,7 +37,14 @@ double attention_params(const ModelSpec& m);
 // QKV/O projections (2 x tokens x params) plus the causal attention core
 // over sequences of parallel.sequence_length; elementwise: the block's
 // RMSNorms (hidden and MLA latents), RoPE and residual add.
-ComputeCost attention_cost(const WorkloadSpec& w);
+// `layer`: the layer whose window applies (model.attention.sliding_window);
+// -1 prices a layer without one.
+ComputeCost attention_cost(const WorkloadSpec& w, int layer = -1);
+
+// Keys a query attends to on `layer`, the mean over a causal sequence of
+// parallel.sequence_length S: (S + 1) / 2, or with a window W < S
+// (W (W + 1) / 2 + (S - W) W) / S.
+double attention_context(const WorkloadSpec& w, int layer);
 
 // Router: logits over the experts plus top-k; elementwise: the MoE block's
 // RMSNorm and residual add, permute and unpermute (weighted sum) of the routed copies.
@@ -56,6 +68,12 @@ ComputeCost selective_recompute_cost(const WorkloadSpec& w, int layer);
 
 // The output head and loss: 2 x tokens x hidden x vocab; run after the last layer.
 ComputeCost output_head_cost(const WorkloadSpec& w);
+
+// An MTP module's projection of [hidden; embedding] to hidden: 2 x tokens x 2h x h.
+ComputeCost mtp_projection_cost(const WorkloadSpec& w);
+// An MTP module's routed experts on one rank at the uniform expected load:
+// tokens x top_k selections per rank spread evenly over its experts.
+ComputeCost mtp_expert_cost(const WorkloadSpec& w);
 
 // One rank's grouped expert GEMM: a SwiGLU per local expert on its rows
 // rounded up to precision.expert_alignment. `tokens` points at the rank's

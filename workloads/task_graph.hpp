@@ -45,6 +45,14 @@ using TaskId = std::int32_t;
 // Tokens sent from each source rank to each destination rank for one
 // layer and micro-batch, counted once per (token, destination rank): a token
 // whose k experts sit on 3 ranks counts once on each of the 3.
+// One GEMM of a compute task: its N and K (M is the task's rows) and the
+// share of the task's FLOPs it holds (docs/platform.md, "Compute efficiency").
+struct GemmShape {
+  double n = 0;
+  double k = 0;
+  double share = 0;
+};
+
 struct TrafficMatrix {
   int ranks = 0;
   int ranks_per_node = 0;
@@ -88,6 +96,11 @@ struct Task {
   std::vector<double> gemm_rows;
   std::vector<double> elementwise_bytes;
   int kernels = 1;
+  // The GEMMs the task's FLOPs run in, the same on every rank: N, K and the
+  // share of its FLOPs (M is gemm_rows); empty: shape unknown. Attention:
+  // the channels per query/key head of its core (0 elsewhere).
+  std::vector<GemmShape> gemm_shapes;
+  double head_dim = 0;
 
   // kDispatch / kCombine / kPipelineP2p: bytes(src -> dst) =
   // traffic.at(src, dst) * bytes_per_token, or traffic.at(dst, src) *

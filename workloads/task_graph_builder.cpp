@@ -20,6 +20,16 @@ namespace {
 // An expert GEMM's per-rank amounts from its layer's expert loads (none
 // yet: zero). The routing sample covers one stage's ranks: stage s's rank
 // s x stage_ranks + i draws as the sample's rank i.
+// The task's GEMM shapes from a cost's GEMMs: their FLOPs as shares of the total.
+void set_shapes(Task& t, const ComputeCost& c) {
+  double flops = 0;
+  for (const GemmShape& g : c.gemms) flops += g.share;
+  t.gemm_shapes.clear();
+  if (flops > 0)
+    for (const GemmShape& g : c.gemms) t.gemm_shapes.push_back({g.n, g.k, g.share / flops});
+  t.head_dim = c.head_dim;
+}
+
 void set_expert_loads(Task& t, const WorkloadSpec& w, const LayerRouting& lr, int ranks, int stage_ranks) {
   const double factor = t.phase == Phase::kBackward ? 2.0 : 1.0;
   const int experts_per_rank = w.expert_slots_per_rank();
@@ -36,6 +46,7 @@ void set_expert_loads(Task& t, const WorkloadSpec& w, const LayerRouting& lr, in
     t.hbm_bytes[rank] = factor * c.hbm_bytes;
     t.gemm_rows[rank] = c.rows;
     t.kernels = static_cast<int>(factor) * c.kernels;
+    if (t.gemm_shapes.empty()) set_shapes(t, c);
   }
 }
 
@@ -74,12 +85,10 @@ class Builder {
     for (int l = 0; l < layers; ++l) {
       for (int mb = 0; mb < mbs; ++mb) tail[static_cast<std::size_t>(mb)] = forward_layer(l, mb, tail[static_cast<std::size_t>(mb)]);
     }
-    const ComputeCost head = sharded(output_head_cost(full_));
     for (int mb = 0; mb < mbs; ++mb) {
       auto& t = tail[static_cast<std::size_t>(mb)];
-      TaskId fwd = compute(TaskKind::kDenseFfn, Phase::kForward, layers, mb, Dtype::kBf16, head, t);
-      t = {compute(TaskKind::kDenseFfn, Phase::kBackward, layers, mb, Dtype::kBf16, twice(head), {fwd})};
-      grad_ready_[layers].push_back(t.front());
+      const TaskId fwd = head(Phase::kForward, mb, t, -1);
+      t = {head(Phase::kBackward, mb, {fwd}, -1)};
     }
     std::vector<TaskId> dense_done;
     for (int l = layers - 1; l >= 0; --l) {
@@ -207,14 +216,44 @@ class Builder {
     return {std::move(bwd), std::move(fwd)};
   }
 
-  // The output head and loss of the last chunk; its backward twice the forward.
-  // Its backward completes the head's gradients (for the gradient buckets).
+  // The output head and loss of the last chunk, after the MTP modules
+  // (model.mtp_modules, each its own head); the backward twice the forward,
+  // in reverse. Its backward completes the head's gradients (for the gradient buckets).
   TaskId head(Phase phase, int mb, std::vector<TaskId> in, int s) {
-    const ComputeCost c = sharded(output_head_cost(full_));
-    const TaskId t = compute(TaskKind::kDenseFfn, phase, w_.model.layers, mb, Dtype::kBf16,
-                             phase == Phase::kForward ? c : twice(c), std::move(in), s);
-    if (phase == Phase::kBackward) grad_ready_[w_.model.layers].push_back(t);
+    const int heads = 1 + w_.model.mtp_modules;
+    const ComputeCost one = sharded(output_head_cost(full_));
+    ComputeCost c = one;
+    for (int m = 1; m < heads; ++m) c += one;
+    const bool forward = phase == Phase::kForward;
+    if (forward) in = mtp_modules(phase, mb, std::move(in), s);
+    TaskId t = compute(TaskKind::kDenseFfn, phase, w_.model.layers, mb, Dtype::kBf16, forward ? c : twice(c),
+                       std::move(in), s);
+    if (!forward) {
+      grad_ready_[w_.model.layers].push_back(t);
+      const std::vector<TaskId> out = mtp_modules(phase, mb, {t}, s);
+      if (!out.empty()) t = out.front();
+    }
     return t;
+  }
+
+  // DeepSeek-V3's multi-token prediction: per module (model.mtp_modules) its
+  // projection of [hidden; next token's embedding] (2h -> h) and one MoE
+  // block, on the last stage, its expert GEMM at the uniform expected rows
+  // (docs/workload.md: its dispatch and combine are not simulated).
+  std::vector<TaskId> mtp_modules(Phase phase, int mb, std::vector<TaskId> in, int s) {
+    const bool forward = phase == Phase::kForward;
+    auto pass = [&](ComputeCost c) { return forward ? c : twice(c); };
+    for (int m = 0; m < w_.model.mtp_modules; ++m) {
+      const int l = w_.model.layers;  // after the last layer, beside the head
+      const TaskId attention = compute(TaskKind::kAttention, phase, l, mb, Dtype::kBf16,
+                                       pass(sharded(attention_cost(full_))), std::move(in), s);
+      ComputeCost dense = mtp_projection_cost(full_);
+      dense += shared_expert_cost(full_);
+      const TaskId block = compute(TaskKind::kSharedExpert, phase, l, mb, w_.precision.gemm, pass(sharded(dense)),
+                                   {attention}, s);
+      in = {compute(TaskKind::kExpertGemm, phase, l, mb, w_.precision.gemm, pass(mtp_expert_cost(w_)), {block}, s)};
+    }
+    return in;
   }
 
   std::vector<TaskId> forward_chunk(int c, int mb, int s, std::vector<TaskId> in) {
@@ -331,6 +370,7 @@ class Builder {
     c.hbm_bytes *= 2;
     c.elementwise_bytes *= 2;
     c.kernels *= 2;
+    for (GemmShape& g : c.gemms) g.share *= 2;  // its shapes stand for the backward's (dgrad, wgrad)
     return c;
   }
 
@@ -364,6 +404,7 @@ class Builder {
     t.gemm_rows.assign(n, all ? c.rows : 0.0);
     t.elementwise_bytes.assign(n, all ? c.elementwise_bytes : 0.0);
     t.kernels = c.kernels;
+    set_shapes(t, c);
     for (int r = all ? 0 : stage * g_.stage_ranks; !all && r < (stage + 1) * g_.stage_ranks; ++r) {
       const auto i = static_cast<std::size_t>(r);
       t.flops[i] = c.flops;
@@ -400,7 +441,7 @@ class Builder {
   std::vector<TaskId> forward_layer(int l, int mb, const std::vector<TaskId>& in, int s = -1,
                                     Phase phase = Phase::kForward) {
     const TaskId attn = tp_all_reduce(
-        phase, l, mb, compute(TaskKind::kAttention, phase, l, mb, Dtype::kBf16, sharded(attention_cost(full_)), in, s),
+        phase, l, mb, compute(TaskKind::kAttention, phase, l, mb, Dtype::kBf16, sharded(attention_cost(full_, l)), in, s),
         s);
     if (!w_.model.is_moe(l)) {
       return {tp_all_reduce(
@@ -434,6 +475,10 @@ class Builder {
     c.flops /= tp;
     c.hbm_bytes /= tp;
     c.elementwise_bytes /= tp;
+    for (GemmShape& g : c.gemms) {  // a TP shard's GEMMs are 1/tp as wide (heads, columns, vocabulary)
+      g.n /= tp;
+      g.share /= tp;
+    }
     return c;
   }
 
@@ -482,7 +527,7 @@ class Builder {
                                                  s));
       }
     }
-    ComputeCost attention = twice(sharded(attention_cost(full_)));
+    ComputeCost attention = twice(sharded(attention_cost(full_, l)));
     if (w_.memory.recompute == Recompute::kSelective) attention += sharded(selective_recompute_cost(full_, l));
     const TaskId done = tp_all_reduce(
         Phase::kBackward, l, mb,

@@ -40,10 +40,12 @@ int small_int(TableReader& t, std::string_view key, std::int64_t min, std::int64
 
 AttentionSpec read_attention(TableReader t) {
   AttentionSpec a;
-  a.kind = t.choice("kind", {"mla", "gqa"}) == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
+  const std::string kind = t.choice("kind", {"mla", "gqa", "mha"});
+  a.kind = kind == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
   a.heads = small_int(t, "heads", 1);
   if (a.kind == AttentionKind::kGqa) {
-    a.kv_heads = small_int(t, "kv_heads", 1);
+    // MHA is GQA with a key/value head per query head.
+    a.kv_heads = kind == "mha" ? a.heads : small_int(t, "kv_heads", 1);
     a.head_dim = small_int(t, "head_dim", 1);
     if (a.heads % a.kv_heads != 0) {
       t.fail("kv_heads", fmt::format("must divide heads ({}), got {}", a.heads, a.kv_heads));
@@ -55,6 +57,11 @@ AttentionSpec read_attention(TableReader t) {
     a.qk_rope_head_dim = small_int(t, "qk_rope_head_dim", 0);
     a.v_head_dim = small_int(t, "v_head_dim", 1);
   }
+  a.sliding_window = static_cast<int>(t.integer_or("sliding_window", 0, 0, 1 << 20));
+  const std::string layers = t.choice_or("sliding_window_layers", "all", {"all", "even"});
+  if (t.has("sliding_window_layers") && a.sliding_window == 0)
+    t.fail("sliding_window_layers", "needs model.attention.sliding_window > 0");
+  a.window_on_even_layers = layers == "even";
   t.finish();
   return a;
 }
@@ -80,6 +87,7 @@ ModelSpec read_model(TableReader t) {
   }
   m.node_limit = static_cast<int>(t.integer_or("node_limit", 0, 0, 1 << 16));
   m.vocab = t.integer("vocab", 1, kMaxDim);
+  m.mtp_modules = static_cast<int>(t.integer_or("mtp_modules", 0, 0, 4));
   t.finish();
   return m;
 }

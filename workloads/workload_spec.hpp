@@ -33,6 +33,12 @@ struct AttentionSpec {
   int qk_nope_head_dim = 128;
   int qk_rope_head_dim = 64;
   int v_head_dim = 128;
+  // Sliding-window attention: a query attends to at most `sliding_window`
+  // keys (0: the whole causal context) on every layer, or on the even
+  // layers only (`window_on_even_layers`: GPT-OSS alternates windowed and full layers).
+  int sliding_window = 0;
+  bool window_on_even_layers = false;
+  bool windowed(int layer) const { return sliding_window > 0 && (!window_on_even_layers || layer % 2 == 0); }
 };
 
 struct ModelSpec {
@@ -49,6 +55,10 @@ struct ModelSpec {
   int top_k = 0;
   int node_limit = 0;  // max nodes one token's experts may span; 0 = no limit
   std::int64_t vocab = 0;
+  // Multi-token prediction modules (DeepSeek-V3 trains with one): each a
+  // projection, one MoE block and its own pass of the output head, on the
+  // last stage; not model FLOPs (docs/workload.md).
+  int mtp_modules = 0;
 
   int moe_layers() const { return layers - dense_layers; }
   bool is_moe(int layer) const { return layer >= dense_layers && layer < layers; }

@@ -100,6 +100,36 @@ bool parse_npu_name(const std::string& name, int& node, int& local) {
 
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
 
+// The dispatch/combine kernels' costs (the cluster's [kernels]): times and
+// copy rates within the physical ranges, absent ones at their defaults.
+KernelCosts kernel_properties(const Context& ctx, const s4u::Host* host, const std::string& subject) {
+  KernelCosts k;
+  const std::pair<const char*, double*> times[] = {
+      {"kernel_launch", &k.launch_s},
+      {"kernel_dispatch_peer_cost", &k.dispatch_peer_s},
+      {"kernel_combine_peer_cost", &k.combine_peer_s},
+      {"low_latency_launch", &k.low_latency_launch_s},
+      {"low_latency_peer_cost", &k.low_latency_peer_s},
+  };
+  for (const auto& [key, value] : times) {
+    *value = number_property(ctx, host, key, Quantity::kTime, 0);
+    if (!(*value >= 0)) ctx.fail(subject, fmt::format("property {} must be >= 0, got {:g}", key, *value));
+  }
+  for (auto [key, value] : {std::pair{"kernel_dispatch_copy_rate", &k.dispatch_copy_Bps},
+                            std::pair{"kernel_combine_copy_rate", &k.combine_copy_Bps}})
+    *value = number_property(ctx, host, key, Quantity::kBandwidth, 0);
+  if (const char* m = host->get_property("kernel_messages")) {
+    if (std::string(m) != "rank" && std::string(m) != "selection")
+      ctx.fail(subject, fmt::format("property kernel_messages must be \"rank\" or \"selection\", got \"{}\"", m));
+    k.per_selection = std::string(m) == "selection";
+  }
+  const double package = number_property(ctx, host, "kernel_package_npus", std::nullopt, 1);
+  if (!(package >= 1 && package <= 64 && package == std::floor(package)))
+    ctx.fail(subject, fmt::format("property kernel_package_npus must be an integer in [1, 64], got {:g}", package));
+  k.package_npus = static_cast<int>(package);
+  return k;
+}
+
 }  // namespace
 
 LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& platform_path) {
@@ -155,12 +185,12 @@ LoadedPlatform discover_platform(const s4u::Engine& engine, const std::string& p
     npu.comm_compute_share = number_property(ctx, host, "comm_compute_share", std::nullopt, 0);
     if (npu.comm_compute_share >= topology::kCommComputeShareLimit)
       ctx.fail(subject, fmt::format("property comm_compute_share must be in [0, 1), got {:g}", npu.comm_compute_share));
-    npu.comm_peer_cost_s = number_property(ctx, host, "comm_peer_cost", Quantity::kTime, 0);
-    if (!(npu.comm_peer_cost_s >= 0))
-      ctx.fail(subject, fmt::format("property comm_peer_cost must be >= 0, got {:g}", npu.comm_peer_cost_s));
-    npu.low_latency_nic_share = number_property(ctx, host, "low_latency_nic_share", std::nullopt, 1);
-    if (!(npu.low_latency_nic_share > 0))
-      ctx.fail(subject, fmt::format("property low_latency_nic_share must be > 0, got {:g}", npu.low_latency_nic_share));
+    for (auto [key, share] : {std::pair{"low_latency_nic_share", &npu.low_latency_nic_share},
+                              std::pair{"low_latency_node_share", &npu.low_latency_node_share}}) {
+      *share = number_property(ctx, host, key, std::nullopt, 1);
+      if (!(*share > 0)) ctx.fail(subject, fmt::format("property {} must be > 0, got {:g}", key, *share));
+    }
+    npu.kernels = kernel_properties(ctx, host, subject);
     for (auto [key, expected] : {std::pair<const char*, int>{"node", npu.node}, {"local", npu.local}}) {
       const char* text = host->get_property(key);
       if (text != nullptr && std::string(text) != std::to_string(expected))

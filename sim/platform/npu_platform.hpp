@@ -29,8 +29,12 @@ struct LoadedPlatform {
 // route of an NPU is exactly its HBM link; routes between NPUs start with
 // the source's HBM link and end with the destination's.
 // Properties are plain SI numbers or unit strings ("1.6TBps"), except
-// comm_compute_share, node and local (plain numbers); optional comm_peer_cost
-// (s, >= 0) and low_latency_nic_share (> 0, default 1).
+// comm_compute_share, node and local (plain numbers); optional
+// low_latency_nic_share and low_latency_node_share (> 0, default 1), and the
+// [kernels] costs (KernelCosts: kernel_launch, kernel_dispatch_peer_cost,
+// kernel_combine_peer_cost, low_latency_launch, low_latency_peer_cost in s;
+// kernel_dispatch_copy_rate, kernel_combine_copy_rate in B/s;
+// kernel_messages "rank" or "selection"; kernel_package_npus in [1, 64]).
 // Throws InputError naming `platform_path` and the offending host or link.
 // Loopbacks are checked here, other routes when first used (check_all_routes).
 LoadedPlatform discover_platform(const simgrid::s4u::Engine& engine, const std::string& platform_path);

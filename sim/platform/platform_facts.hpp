@@ -13,6 +13,23 @@
 
 namespace epsim::sim {
 
+// What a dispatch/combine kernel costs beyond its bytes on the links (the
+// platform's [kernels], docs/platform.md); the defaults cost nothing more.
+struct KernelCosts {
+  // Normal kernels: a fixed cost and a cost per peer, paid before the copies.
+  double launch_s = 0;
+  double dispatch_peer_s = 0;
+  double combine_peer_s = 0;
+  // Normal kernels: bytes per second one NPU's kernel copies; 0: unlimited.
+  double dispatch_copy_Bps = 0;
+  double combine_copy_Bps = 0;
+  bool per_selection = false;  // the direct exchange sends one message per (token, selected expert)
+  int package_npus = 1;        // consecutive NPUs per package: copies between them are not rate-limited
+  // Low-latency kernels: a control path beside the copies, launch + peers x cost.
+  double low_latency_launch_s = 0;
+  double low_latency_peer_s = 0;
+};
+
 struct NpuFacts {
   std::string name;  // "node{N}.npu{I}"
   int node = 0;
@@ -28,7 +45,10 @@ struct NpuFacts {
   // Property low_latency_nic_share: the low-latency kernel's RDMA rate over
   // the NIC link's (scaleout.low_latency_efficiency / nic_efficiency); 1 when absent.
   double low_latency_nic_share = 1;
-  double comm_peer_cost_s = 0;  // property comm_peer_cost (s): a dispatch/combine phase's cost per peer; 0 when absent
+  // Property low_latency_node_share: the same inside a node (on a supernode,
+  // over its ports); 1 when absent.
+  double low_latency_node_share = 1;
+  KernelCosts kernels = {};  // properties kernel_* and low_latency_launch/peer_cost; the defaults when absent
 };
 
 struct LinkFacts {

@@ -120,9 +120,32 @@ std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const Platf
   return out;
 }
 
+namespace {
+
+// An activity with nothing to do: started once `at_s` has passed, it ends at once.
+PendingExec timer(s4u::Host* host, double at_s) {
+  return {s4u::Exec::init()->set_hosts({host, host})->set_flops_amounts({0.0, 0.0})->set_bytes_amounts(
+              {0.0, 0.0, 0.0, 0.0}),
+          at_s, true};
+}
+
+}  // namespace
+
 std::vector<PendingExec> round_execs(const CollectivePhase& phase, const PlatformFacts& platform,
                                      const std::vector<s4u::Host*>& hosts, double share, bool latency,
                                      const RoundCost& nominal, const std::vector<Transfer>* carried) {
+  if (phase.control) return {timer(hosts.front(), phase.floor_s)};
+  std::vector<PendingExec> out = round_transfer_execs(phase, platform, hosts, share, latency, nominal, carried);
+  const double scale = share * (phase.per_step ? 1.0 : static_cast<double>(phase.steps));
+  if (phase.floor_s > 0 && !phase.transfers.empty())
+    out.push_back(timer(hosts[static_cast<std::size_t>(phase.transfers.front().src_npu)],
+                        (latency ? nominal.latency_s : 0.0) + phase.floor_s * scale));
+  return out;
+}
+
+std::vector<PendingExec> round_transfer_execs(const CollectivePhase& phase, const PlatformFacts& platform,
+                                              const std::vector<s4u::Host*>& hosts, double share, bool latency,
+                                              const RoundCost& nominal, const std::vector<Transfer>* carried) {
   const double scale = share * (phase.per_step ? 1.0 : static_cast<double>(phase.steps));
   const double transfer_s = nominal.transfer_s;
   // Compute a communication kernel holds on NPU n over the round.

@@ -35,6 +35,9 @@ simgrid::s4u::ExecPtr fused_roofline_exec(const std::vector<simgrid::s4u::Host*>
 struct PendingExec {
   simgrid::s4u::ExecPtr exec;
   double latency_s = 0;
+  // An empty activity that only marks a time: a round's floor (its
+  // kernel's copies) or a control phase; it carries no bytes.
+  bool timer = false;
 };
 
 // The activities of one round of `phase`, every transfer carrying `share`
@@ -44,7 +47,9 @@ struct PendingExec {
 // round_cost at `share`, latency paid (RoundCosts::at). Each activity also
 // holds `comm_compute_share` of its NPUs' compute for nominal.transfer_s,
 // which slows kernels running beside it (the SMs/AI cores a communication
-// kernel uses).
+// kernel uses). A phase with a floor_s adds a timer that ends floor_s x the
+// share after the latency, so the round lasts at least that (its kernel's
+// copies); a control phase is that timer alone, from the start.
 // With `carried` (solver_transfers() of the phase), the parallel task
 // carries those bytes instead of the phase's transfers: the same sharing,
 // far fewer SimGrid constraints. Latency and held compute still follow
@@ -52,6 +57,12 @@ struct PendingExec {
 std::vector<PendingExec> round_execs(const CollectivePhase& phase, const PlatformFacts& platform,
                                      const std::vector<simgrid::s4u::Host*>& hosts, double share, bool latency,
                                      const RoundCost& nominal, const std::vector<Transfer>* carried = nullptr);
+
+// The same without the floor's timer: the transfers' activities alone.
+std::vector<PendingExec> round_transfer_execs(const CollectivePhase& phase, const PlatformFacts& platform,
+                                              const std::vector<simgrid::s4u::Host*>& hosts, double share,
+                                              bool latency, const RoundCost& nominal,
+                                              const std::vector<Transfer>* carried = nullptr);
 
 // What one parallel task for a round of `phase` must carry for SimGrid to
 // share exactly as it would with all of phase.transfers. A link between

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -74,11 +75,59 @@ int max_peers(const CollectivePhase& phase) {
   return static_cast<int>(most);
 }
 
-// Dispatch/combine phases pay the kernel's per-peer cost with their latency.
-CollectivePlan with_peer_costs(CollectivePlan plan, double peer_cost_s) {
-  if (peer_cost_s > 0)
-    for (CollectivePhase& phase : plan.phases) phase.setup_s = peer_cost_s * max_peers(phase);
+// The bytes the busiest NPU's kernel copies in the phase: the larger of
+// what it sends and what it receives, without its own tokens and those of
+// NPUs on its package (their copies take the package's own link).
+double busiest_copy_bytes(const CollectivePhase& phase, int package_npus) {
+  std::map<int, double> sent, received;
+  for (const Transfer& t : phase.transfers) {
+    if (t.src_npu / package_npus == t.dst_npu / package_npus) continue;
+    sent[t.src_npu] += t.bytes;
+    received[t.dst_npu] += t.bytes;
+  }
+  double most = 0;
+  for (const auto& [npu, bytes] : sent) most = std::max(most, bytes);
+  for (const auto& [npu, bytes] : received) most = std::max(most, bytes);
+  return most;
+}
+
+// What a dispatch/combine kernel costs beyond its bytes (docs/simulator.md,
+// "Kernel mechanisms"). A normal kernel pays its launch and its per-peer
+// cost before its copies (setup_s, with its latency), and each round lasts
+// at least its busiest NPU's copies at the copy rate (floor_s). The
+// low-latency kernel's control path (launch + per-peer flags) runs beside
+// its copies: a control phase, added after combine's reduction.
+CollectivePlan with_kernel_costs(CollectivePlan plan, const Task& task, const AlltoallvOptions& options) {
+  const KernelCosts& k = options.kernels;
+  const bool dispatch = task.kind == workloads::TaskKind::kDispatch;
+  if ((!dispatch && task.kind != workloads::TaskKind::kCombine) || plan.phases.empty()) return plan;
+  if (options.algorithm == AlltoallAlgorithm::kLowLatency) {
+    const double control_s = k.low_latency_launch_s + k.low_latency_peer_s * max_peers(plan.phases.front());
+    if (control_s > 0) {
+      CollectivePhase control;
+      control.name = "kernel control";
+      control.control = true;
+      control.floor_s = control_s;
+      plan.phases.push_back(std::move(control));
+    }
+    return plan;
+  }
+  const double peer_s = dispatch ? k.dispatch_peer_s : k.combine_peer_s;
+  const double copy_Bps = dispatch ? k.dispatch_copy_Bps : k.combine_copy_Bps;
+  for (CollectivePhase& phase : plan.phases) {
+    if (peer_s > 0) phase.setup_s = peer_s * max_peers(phase);
+    if (copy_Bps > 0) phase.floor_s = busiest_copy_bytes(phase, std::max(1, k.package_npus)) / copy_Bps;
+  }
+  plan.phases.front().setup_s += k.launch_s;
   return plan;
+}
+
+// A normal direct exchange or a low-latency kernel sending one message per
+// (token, selected expert) rather than one per (token, destination rank).
+bool sends_selections(const Task& task, const AlltoallvOptions& options) {
+  if (options.algorithm == AlltoallAlgorithm::kLowLatency) return true;
+  const bool ep = task.kind == workloads::TaskKind::kDispatch || task.kind == workloads::TaskKind::kCombine;
+  return ep && options.algorithm == AlltoallAlgorithm::kDirect && options.kernels.per_selection;
 }
 
 }  // namespace
@@ -108,7 +157,7 @@ CollectivePlan with_combine_reduction(CollectivePlan plan, const Task& task, con
   const int ranks = static_cast<int>(placement.npu_of_rank.size());
   for (int s = 0; s < ranks; ++s) {
     double inputs = 0;
-    if (options.algorithm == AlltoallAlgorithm::kLowLatency) {
+    if (sends_selections(task, options)) {
       inputs = static_cast<double>(traffic.selections_per_rank);
     } else {
       for (int d = 0; d < ranks; ++d) inputs += static_cast<double>(traffic.at(s, d));
@@ -125,11 +174,20 @@ CollectivePlan with_combine_reduction(CollectivePlan plan, const Task& task, con
 
 CollectivePlan plan_alltoallv(const Task& task, const TrafficMatrix& traffic, const Placement& placement,
                               const AlltoallvOptions& options) {
-  if (!(options.peer_cost_s >= 0))
-    throw InternalError(fmt::format("task {}: peer_cost_s must be >= 0", task.id));
-  return with_combine_reduction(
-      with_peer_costs(plan_alltoallv_transfers(task, traffic, placement, options), options.peer_cost_s), task,
-      traffic, placement, options);
+  const KernelCosts& k = options.kernels;
+  for (double v : {k.launch_s, k.dispatch_peer_s, k.combine_peer_s, k.dispatch_copy_Bps, k.combine_copy_Bps,
+                   k.low_latency_launch_s, k.low_latency_peer_s})
+    if (!(v >= 0)) throw InternalError(fmt::format("task {}: kernel costs must be >= 0, got {:g}", task.id, v));
+  CollectivePlan plan = with_kernel_costs(plan_alltoallv_transfers(task, traffic, placement, options), task, options);
+  // The control phase, when there is one, stays last: beside the reduction too.
+  std::optional<CollectivePhase> control;
+  if (!plan.phases.empty() && plan.phases.back().control) {
+    control = std::move(plan.phases.back());
+    plan.phases.pop_back();
+  }
+  plan = with_combine_reduction(std::move(plan), task, traffic, placement, options);
+  if (control) plan.phases.push_back(std::move(*control));
+  return plan;
 }
 
 namespace {
@@ -154,16 +212,17 @@ CollectivePlan plan_alltoallv_transfers(const Task& task, const TrafficMatrix& t
   plan.participants = all_npus(placement);
   const bool per_transfer = options.fidelity == Fidelity::kPerFlow;
 
-  if (options.algorithm == AlltoallAlgorithm::kLowLatency) {
+  if (sends_selections(task, options)) {
+    const bool ll = options.algorithm == AlltoallAlgorithm::kLowLatency;
     if (traffic.selections_per_rank <= 0)
       throw InputError({}, "algorithm",
-                       fmt::format("{}: low-latency sends one message per (token, expert); this traffic has no "
+                       fmt::format("{}: {} sends one message per (token, expert); this traffic has no "
                                    "selection count",
-                                   subject));
-    if (!(options.low_latency_nic_share > 0))
-      throw InternalError(fmt::format("{}: low_latency_nic_share must be > 0", subject));
+                                   subject, ll ? "low-latency" : "the kernel (kernels.messages = \"selection\")"));
+    if (!(options.low_latency_nic_share > 0 && options.low_latency_node_share > 0))
+      throw InternalError(fmt::format("{}: the low-latency shares must be > 0", subject));
     CollectivePhase phase;
-    phase.name = "low-latency";
+    phase.name = ll ? "low-latency" : "alltoallv per selection";
     phase.per_transfer = per_transfer;
     const double selections = static_cast<double>(traffic.selections_per_rank);
     for (int s = 0; s < ranks; ++s) {
@@ -171,7 +230,8 @@ CollectivePlan plan_alltoallv_transfers(const Task& task, const TrafficMatrix& t
       for (int d = 0; d < ranks; ++d) copies += static_cast<double>(traffic.at(s, d));
       if (copies == 0) continue;
       for (int d = 0; d < ranks; ++d) {
-        const double share = placement.node_of_rank(s) == placement.node_of_rank(d) ? 1.0 : options.low_latency_nic_share;
+        const bool same_node = placement.node_of_rank(s) == placement.node_of_rank(d);
+        const double share = !ll ? 1.0 : same_node ? options.low_latency_node_share : options.low_latency_nic_share;
         const double b = static_cast<double>(traffic.at(s, d)) * selections / copies * bpt / share;
         if (task.transpose)
           add(phase, npu[d], npu[s], b);
@@ -507,7 +567,7 @@ RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform
     min_latency_s = std::min(min_latency_s, latency_s);
     worst_transfer_s = std::max(worst_transfer_s, latency_s + slowest_s);
   }
-  if (phase.transfers.empty()) return {};
+  if (phase.transfers.empty()) return {0.0, phase.floor_s * scale};
   if (latency) {
     max_latency_s += phase.setup_s;
     min_latency_s += phase.setup_s;
@@ -520,6 +580,7 @@ RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform
     const double bytes = (platform.links[l].shared || !per_transfer) ? load[l] : fat[l];
     link_s = std::max(link_s, bytes / platform.links[l].bandwidth_Bps);
   }
+  link_s = std::max(link_s, phase.floor_s * scale);  // the kernel's copies
   if (!phase.per_transfer) return {max_latency_s, link_s};
   const double total_s = std::max(worst_transfer_s, min_latency_s + link_s);
   return {min_latency_s, total_s - min_latency_s};
@@ -532,7 +593,6 @@ RoundCosts::RoundCosts(const CollectivePlan& plan, const PlatformFacts& platform
 
 RoundCost RoundCosts::at(std::size_t phase, double share, bool latency) const {
   if (plan_.phases[phase].per_transfer) return round_cost(plan_.phases[phase], platform_, share, latency);
-  if (plan_.phases[phase].transfers.empty()) return {};
   return {latency ? unit_[phase].latency_s : 0.0, unit_[phase].transfer_s * share};
 }
 
@@ -542,9 +602,16 @@ std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const PlatformFacts
 
 std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const RoundCosts& costs) {
   std::vector<PlanStep> steps;
+  // A control phase runs from the start, beside the others (it is last).
+  auto add_control = [&] {
+    for (std::size_t i = 0; i < plan.phases.size(); ++i)
+      if (plan.phases[i].control) steps.push_back({i, 1.0, true, {}});
+    return steps;
+  };
   if (plan.pipeline_chunks <= 1) {
     for (std::size_t i = 0; i < plan.phases.size(); ++i) {
       const CollectivePhase& phase = plan.phases[i];
+      if (phase.control) continue;
       const int rounds = phase.per_step ? phase.steps : 1;
       for (int r = 0; r < rounds; ++r) {
         PlanStep s;
@@ -553,7 +620,7 @@ std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const RoundCosts& c
         steps.push_back(s);
       }
     }
-    return steps;
+    return add_control();
   }
   if (plan.phases.size() < 2 || plan.phases[0].steps != 1 || plan.phases[1].steps != 1)
     throw std::logic_error("plan_steps: a pipelined plan starts with two phases of one step");
@@ -570,11 +637,12 @@ std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const RoundCosts& c
   }
   // Phases after the two stages (combine's reduction) run once the pipeline has ended.
   for (std::size_t i = 2; i < plan.phases.size(); ++i) {
+    if (plan.phases[i].control) continue;
     std::vector<std::size_t> after = {steps.size() - 1};
     if (i == 2 && t1 < t2) after = {1, 2};  // stage 1's last chunks and stage 2 end apart
     steps.push_back({i, 1.0, true, after});
   }
-  return steps;
+  return add_control();
 }
 
 double plan_bound_s(const CollectivePlan& plan, const PlatformFacts& platform) {

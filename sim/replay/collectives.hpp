@@ -54,10 +54,19 @@ struct CollectivePhase {
   int steps = 1;
   bool per_transfer = false;  // true: one activity per transfer; false: one parallel task per round
   bool per_step = true;       // false: the steps run as one round carrying steps x the bytes (latency paid once)
-  // Paid with the latency (once per round that pays it): a kernel's
-  // per-peer cost x the most peers any rank sends to or receives from in
-  // the phase (dispatch/combine; 0 elsewhere).
+  // Paid with the latency (once per round that pays it): a normal
+  // dispatch/combine kernel's per-peer cost x the most peers any rank sends
+  // to or receives from in the phase, plus its launch cost on its first
+  // phase (KernelCosts; 0 elsewhere).
   double setup_s = 0;
+  // Once its latency is paid, a round lasts at least floor_s x its share:
+  // the time a normal kernel's cores take to copy the busiest NPU's bytes
+  // at its copy rate (KernelCosts; 0 elsewhere). A control phase's duration.
+  double floor_s = 0;
+  // The low-latency kernel's control path (launch + peers x cost), beside
+  // its copies: no transfers, one round of floor_s from the collective's
+  // start; the collective ends no earlier (plan_steps()).
+  bool control = false;
 };
 
 struct CollectivePlan {
@@ -83,20 +92,26 @@ struct AlltoallvOptions {
   // (Buffer.get_dispatch_config), i.e. tens of chunks per peer; 32 leaves a
   // pipeline fill of 1/32 of a stage.
   int pipeline_chunks = 32;
-  // Low-latency only: the rate its per-selection RDMA writes reach over the
-  // NIC link's rate (scaleout.low_latency_efficiency / nic_efficiency); a
-  // network transfer carries its bytes / this share on the NIC link.
+  // Low-latency only: the rate its per-selection writes reach over the rate
+  // of the links they cross (scaleout.low_latency_efficiency / nic_efficiency
+  // between nodes; the node fabric's or supernode port's share inside one):
+  // a transfer carries its bytes / this share on its route.
   double low_latency_nic_share = 1;
-  // Seconds per peer and phase (count exchange, notify, handshakes): each
-  // phase's setup_s is this x the most peers a rank has in it.
-  double peer_cost_s = 0;
+  double low_latency_node_share = 1;
+  // What the dispatch/combine kernels cost beyond their bytes (the
+  // platform's [kernels]): launch and per-peer costs before a normal
+  // kernel's copies (setup_s), its copy rates (floor_s), one message per
+  // selection, the low-latency control path (a control phase).
+  KernelCosts kernels = {};
 };
 
 // Dispatch or combine (task.transpose) as planned transfers. Tokens a rank
-// routes to its own experts do not move. Low-latency sends each source
+// routes to its own experts do not move. Low-latency (and the direct
+// exchange with kernels.per_selection) sends each source
 // rank's traffic.selections_per_rank selections, split over destinations
 // in proportion to its tokens for them (traffic.tokens counts a token once
-// per destination rank). A combine (TaskKind::kCombine) ends with its
+// per destination rank). Dispatch and combine tasks carry options.kernels'
+// costs (docs/simulator.md, "Kernel mechanisms"). A combine (TaskKind::kCombine) ends with its
 // reduction: a phase "combine reduction" of HBM loopback transfers, at
 // each token's owner the inputs it reads (one per (token, destination
 // rank), its own included; low-latency: one per selection) plus one output
@@ -158,7 +173,8 @@ double route_latency_s(const PlatformFacts& platform, int src, int dst);
 
 // The duration of one round of `phase` alone on an idle platform, as the
 // engine computes it: latency (the largest route latency for a parallel
-// task; per transfer otherwise) plus the transfer time at the bottleneck.
+// task; per transfer otherwise) plus the transfer time at the bottleneck,
+// at least the phase's floor_s (its kernel's copies).
 // `share` scales every transfer's bytes (a pipeline chunk); without
 // `latency` the round pays none (a pipeline chunk after the first).
 struct RoundCost {
@@ -194,7 +210,8 @@ class RoundCosts {
 // (when t1 < t2 all of it: it never catches up with stage 1). On an idle
 // platform whose stages use disjoint links that takes exactly what the
 // chunk-by-chunk pipeline takes, L1 + t1 + max((C-1) t1 + t2, L2 + C t2),
-// with 3 or 4 activities instead of 2C (docs/simulator.md).
+// with 3 or 4 activities instead of 2C (docs/simulator.md). A control
+// phase is one step from the start, beside all others.
 struct PlanStep {
   std::size_t phase = 0;
   double share = 1;

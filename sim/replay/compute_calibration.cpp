@@ -24,13 +24,24 @@ double at(const std::vector<double>& v, int rank) {
   return v.empty() ? 0.0 : v[static_cast<std::size_t>(rank)];
 }
 
-// The FLOP-side efficiency of `task` on `rank`'s rows; 1 for the optimizer (memory-bound).
-double flop_efficiency(const workloads::Task& task, int rank, const topology::ComputeSpec& m) {
+// Seconds per FLOP at the peak's scale of `task` on `rank`: 1 / efficiency,
+// or for a GEMM class with known shapes the FLOP-weighted mean of 1 /
+// efficiency over its GEMMs (each at the task's rows); 1 for the optimizer
+// (memory-bound). Attention: its efficiency at the rows and its core's
+// channels per head.
+double inverse_efficiency(const workloads::Task& task, int rank, const topology::ComputeSpec& m) {
   const double rows = at(task.gemm_rows, rank);
+  auto gemms = [&](const topology::KernelClassEfficiency& e) {
+    if (task.gemm_shapes.empty() || (e.half_n == 0 && e.half_k == 0)) return 1.0 / e.at(rows);
+    double sum = 0;
+    for (const workloads::GemmShape& g : task.gemm_shapes) sum += g.share / e.at(rows, g.n, g.k);
+    return sum;
+  };
   switch (kernel_class(task.kind)) {
-    case KernelClass::kAttention: return m.attention.at(rows);
-    case KernelClass::kGroupedGemm: return m.grouped_gemm.at(rows);
-    case KernelClass::kDenseGemm: return m.dense_gemm.at(rows);
+    case KernelClass::kAttention:
+      return 1.0 / (m.attention.at(rows) * topology::KernelClassEfficiency::factor(task.head_dim, m.attention.half_dim));
+    case KernelClass::kGroupedGemm: return gemms(m.grouped_gemm);
+    case KernelClass::kDenseGemm: return gemms(m.dense_gemm);
     case KernelClass::kOptimizer: return 1.0;
   }
   return 1.0;
@@ -46,7 +57,7 @@ double calibrated_time_s(const workloads::Task& task, int rank, const topology::
   const double bytes = task.hbm_bytes[static_cast<std::size_t>(rank)];
   const double ew = at(task.elementwise_bytes, rank);
   if (!(flops > 0) && !(bytes > 0) && !(ew > 0)) return 0;  // no work on this rank: nothing launched
-  return std::max(flops / (flop_efficiency(task, rank, m) * peak), bytes / hbm) + ew / hbm +
+  return std::max(flops * inverse_efficiency(task, rank, m) / peak, bytes / hbm) + ew / hbm +
          task.kernels * m.launch_overhead_s;
 }
 
@@ -69,6 +80,8 @@ void calibrate_task(workloads::Task& t, int ranks, const topology::ComputeSpec& 
   // The amounts now hold them; a second calibration must not count them again.
   t.elementwise_bytes.clear();
   t.gemm_rows.clear();
+  t.gemm_shapes.clear();
+  t.head_dim = 0;
   t.kernels = 0;
 }
 

@@ -84,7 +84,9 @@ ReplayOptions resolve(const ReplayOptions& options, const PlatformFacts& platfor
   const bool known = ranks > 0 && static_cast<std::size_t>(placement.npu_of_rank[0]) < platform.npus.size();
   if (!out.low_latency_nic_share)  // only the low-latency plan reads it
     out.low_latency_nic_share = known ? platform.npus[placement.npu_of_rank[0]].low_latency_nic_share : 1.0;
-  if (!out.peer_cost_s) out.peer_cost_s = known ? platform.npus[placement.npu_of_rank[0]].comm_peer_cost_s : 0.0;
+  if (!out.low_latency_node_share)
+    out.low_latency_node_share = known ? platform.npus[placement.npu_of_rank[0]].low_latency_node_share : 1.0;
+  if (!out.kernels) out.kernels = known ? platform.npus[placement.npu_of_rank[0]].kernels : KernelCosts{};
   return out;
 }
 
@@ -94,7 +96,8 @@ AlltoallvOptions alltoallv_options(const ReplayOptions& resolved) {
   o.fidelity = *resolved.fidelity;
   o.pipeline_chunks = resolved.pipeline_chunks;
   o.low_latency_nic_share = resolved.low_latency_nic_share.value_or(1.0);
-  o.peer_cost_s = resolved.peer_cost_s.value_or(0.0);
+  o.low_latency_node_share = resolved.low_latency_node_share.value_or(1.0);
+  o.kernels = resolved.kernels.value_or(KernelCosts{});
   return o;
 }
 
@@ -539,8 +542,9 @@ class Driver {
     collective_activities_ += static_cast<int>(execs.size());
     for (std::size_t k = 0; k < execs.size(); ++k) {
       Running r{t, -1, now, {}, {}, i, {}, {}};
-      r.stand_ins = carried != nullptr && !phase.per_transfer && !same_transfers(*carried, phase.transfers);
-      if (options_.record_link_spans) {
+      r.stand_ins = !execs[k].timer && carried != nullptr && !phase.per_transfer &&
+                    !same_transfers(*carried, phase.transfers);
+      if (options_.record_link_spans && !execs[k].timer) {
         // Each activity's own bytes: one transfer's route, or the whole round for one parallel task.
         if (phase.per_transfer) {
           const Transfer& tr = phase.transfers[k];
@@ -630,7 +634,9 @@ class Driver {
       const CollectiveRun& c = collectives_.at(run.task);
       const PlanStep& step = c.steps[run.step];
       const double left = step.share * share;
-      return round_execs(phase_of(run), platform_, hosts_, left, false, c.costs->at(step.phase, left, true)).front().exec;
+      return round_transfer_execs(phase_of(run), platform_, hosts_, left, false, c.costs->at(step.phase, left, true))
+          .front()
+          .exec;
     };
     for (Delayed& d : delayed_) {
       if (!crosses(d.run)) continue;

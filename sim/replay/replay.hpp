@@ -38,9 +38,11 @@ struct ReplayOptions {
   // Low-latency dispatch/combine: its RDMA rate over the NIC link's; unset:
   // the platform's (NpuFacts::low_latency_nic_share of the first rank's NPU).
   std::optional<double> low_latency_nic_share;
-  // Dispatch/combine cost per peer and phase (s); unset: the platform's
-  // (NpuFacts::comm_peer_cost_s of the first rank's NPU).
-  std::optional<double> peer_cost_s;
+  // The same inside a node; unset: NpuFacts::low_latency_node_share.
+  std::optional<double> low_latency_node_share;
+  // What dispatch/combine kernels cost beyond their bytes; unset: the
+  // platform's (NpuFacts::kernels of the first rank's NPU).
+  std::optional<KernelCosts> kernels;
   // Ring steps as separate rounds (latency per step); unset: only with per-flow.
   std::optional<bool> exact_ring_steps;
   // Run a compute task as one parallel task for all ranks that start it at

@@ -25,16 +25,26 @@ struct DeepEpTokenBytes {
   double dispatch_moved = 0;
   double combine_moved = 0;
 };
+// How a benchmark counts a dispatched token (a measurement file's
+// `dispatch_counted`): as its wire payload, or at DeepEP's FP8 size (hidden
+// + one FP32 scale per 128 channels) or at BF16's (2 B per channel)
+// whatever the wire: sgl-kernel-npu's A3 test divides the received tensor
+// cast back to BF16, its low-latency test DeepEP's FP8 formula, for INT8 kernels.
+enum class CountedAs { kWire, kFp8, kBf16 };
+
 // Low-latency: one message per selection, counted as sent: FP8 hidden, one
 // FP32 scale per 128 channels and a 16-byte header (DeepEP's LL message and
 // its test's count), BF16 hidden in combine.
-// Wire types (`dispatch`, `combine`): kFp8 and kInt8 carry one FP32 scale
-// per 128 channels (the kernels' block quantization, whatever the 8-bit
-// type), kBf16 two bytes per channel and no scale; the defaults are
-// DeepEP's FP8 dispatch and BF16 combine. InputError for another dtype.
+// Wire types (`dispatch`, `combine`): kFp8 carries one FP32 scale per 128
+// channels (DeepEP's block quantization), kInt8 one FP32 scale per token
+// (DeepEP-Ascend's dynamic quantization), kBf16 two bytes per channel and
+// no scale; the defaults are DeepEP's FP8 dispatch and BF16 combine.
+// `counted` sets the dispatch count (the low-latency header is counted
+// either way). InputError for another dtype.
 DeepEpTokenBytes deepep_token_bytes(int hidden, int top_k, DeepEpKernel kernel = DeepEpKernel::kNormal,
                                     workloads::Dtype dispatch = workloads::Dtype::kFp8,
-                                    workloads::Dtype combine = workloads::Dtype::kBf16);
+                                    workloads::Dtype combine = workloads::Dtype::kBf16,
+                                    CountedAs counted = CountedAs::kWire);
 
 // The same with the routing metadata counted as DeepEP-Ascend's test counts
 // it: a dispatched token's top-k int64 indices and FP32 weights added to
@@ -53,10 +63,13 @@ struct DeepEpCountedBytes {
   // (counted by the benchmark, never on the NIC); 0 in one node.
   double local_node_share = 0;
 };
-// Low-latency: every selection of the rank's tokens (traffic.selections_per_rank), its own rank's included.
+// Low-latency, or a normal kernel sending one message per selection
+// (`per_selection`, flat): every selection of the rank's tokens
+// (traffic.selections_per_rank), its own rank's included.
 // `flat` (a normal kernel on a supernode, one hop to every rank): tokens
 // received per destination rank at every EP, as in one node.
 DeepEpCountedBytes deepep_counted_bytes(const workloads::TrafficMatrix& traffic, const DeepEpTokenBytes& token_bytes,
-                                        DeepEpKernel kernel = DeepEpKernel::kNormal, bool flat = false);
+                                        DeepEpKernel kernel = DeepEpKernel::kNormal, bool flat = false,
+                                        bool per_selection = false);
 
 }  // namespace epsim::sim

@@ -72,6 +72,7 @@ DeepEpMovedTokens deepep_moved_tokens(const TrafficMatrix& traffic, const Platfo
   const Placement placement = place_ranks(graph.ranks, graph.ranks_per_node, platform);
   AlltoallvOptions o;
   o.algorithm = algorithm_of(kernel, flat);
+  if (!platform.npus.empty()) o.kernels = platform.npus.front().kernels;  // one message per selection or per rank
   const CollectivePlan plan = plan_alltoallv(graph.tasks[0], traffic, placement, o);
   DeepEpMovedTokens out;
   for (const CollectivePhase& phase : plan.phases)

@@ -1,7 +1,9 @@
-// Validation against DeepEP's published H800 bandwidths: the four rows of
-// its normal-kernel table simulated on a cluster preset set to hardware line
-// rates, with one efficiency per link type calibrated on one row each. The
-// kernels are the replay's hierarchical alltoallv (deepep_kernels.hpp).
+// Validation against published dispatch/combine tables (DeepEP's H800
+// normal and low-latency kernels, DeepEP-Ascend's on the Ascend 950 and A3
+// supernodes): the rows simulated on a cluster preset at hardware line
+// rates, each calibrated parameter (a link efficiency, a [kernels]
+// mechanism) on one named cell, every other cell a prediction. The kernels
+// are the replay's alltoallv (deepep_kernels.hpp).
 #pragma once
 
 #include <optional>
@@ -29,6 +31,7 @@ struct DeepEpMeasurement {
   double dispatch_s = 0;    // kernel times, 0: not measured
   double combine_s = 0;
   int experts = 0;          // experts in this row's benchmark; 0: the options'
+  int sms = 0;              // cores (SMs) this row's kernels ran on; 0: the options'
   // Where the dispatch figure was written (a measurement file's
   // row[i].dispatch_GBps or _us): a calibration it cannot give is reported
   // there. Empty for rows without a file.
@@ -67,6 +70,16 @@ struct DeepEpValidationOptions {
   workloads::Dtype dispatch_wire = workloads::Dtype::kFp8;  // fp8, int8 or bf16 (deepep_token_bytes)
   workloads::Dtype combine_wire = workloads::Dtype::kBf16;
   bool counted_metadata = false;  // the source counts the top-k indices and weights (with_counted_metadata)
+  CountedAs dispatch_counted = CountedAs::kWire;  // how the source counts a dispatched token
+  // Cores (SMs) the table's kernels ran on; a row with its own count runs
+  // its kernels' copy rates (kernels.*_copy_rate: cores x per-core rate)
+  // scaled by row / table. 0: not given.
+  int sms = 0;
+  // [kernels] parameters calibrated on a row (topology::kKernelLaunchKey
+  // and the other kernels.* keys): parameter and row EP, in calibration
+  // order; combine_* keys on the row's combine cell, the others on its
+  // dispatch cell. Solved jointly with the efficiencies above.
+  std::vector<std::pair<std::string, int>> kernel_calibrations;
   std::uint64_t seed = 1;
   int pipeline_chunks = AlltoallvOptions{}.pipeline_chunks;  // chunks of each kernel stage (the replay's default)
 };
@@ -108,8 +121,30 @@ struct DeepEpValidation {
   std::string flat_parameter;
   double flat_line_rate_Bps = 0;
   double flat_efficiency = 0;
+  // Low-latency: the efficiency its rows may calibrate (the platform's
+  // fabric: scaleout, supernode or node .low_latency_efficiency) and its line rate.
+  std::string low_latency_parameter;
+  double low_latency_line_rate_Bps = 0;
+  bool per_selection = false;  // the platform's normal kernel sends one message per (token, expert)
+  // The [kernels] values calibrated (SI: s or B/s), in options order.
+  struct KernelValue {
+    std::string parameter;
+    double value = 0;
+    int ep = 0;
+    bool combine = false;  // calibrated on the row's combine cell
+  };
+  std::vector<KernelValue> kernels;
   std::vector<DeepEpRow> rows;   // in options.eps order
 };
+
+// Whether a [kernels] parameter is a copy rate (B/s) rather than a cost (s).
+bool is_copy_rate(const std::string& parameter);
+
+// The efficiency a low-latency table calibrates on `spec`: the fabric its
+// messages cross between ranks (scaleout.low_latency_efficiency with a
+// scale-out network, supernode.low_latency_efficiency on a supernode,
+// node.low_latency_efficiency in one node).
+const char* low_latency_parameter(const topology::ClusterSpec& spec);
 
 // A platform where every NPU reaches every other in one hop through one
 // switch: a supernode (CloudMatrix's, Atlas 950's UB), or nodes without a
@@ -143,10 +178,13 @@ std::optional<DeepEpShapeProblem> deepep_shape_problem(int ep, int experts, int 
 
 // Builds the platform in this process's one SimGrid engine, calibrates the
 // two efficiencies (NVLink first, on a row that only uses NVLink) and runs
-// the rows; with flat_calibration_ep set (a flat platform) the one-hop
-// kernel calibrates flat_parameter() alone; low-latency rows calibrate
-// scaleout.low_latency_efficiency alone, on any platform with a scale-out network (the shipped file gives
-// every GPU its own node: DeepEP V1's low-latency kernel uses RDMA only). Call once per process. Throws InputError for an unknown row, a
+// the rows; on a flat platform (flat_calibration_ep or kernel calibrations
+// set) the one-hop kernel calibrates flat_parameter() and/or [kernels]
+// parameters; low-latency rows calibrate low_latency_parameter() and/or
+// the low-latency [kernels] parameters, on any platform (the shipped H800 file gives
+// every GPU its own node: DeepEP V1's low-latency kernel uses RDMA only).
+// With [kernels] parameters the calibrations are solved jointly, each on
+// its own cell. Call once per process. Throws InputError for an unknown row, a
 // calibration row of the wrong kind, tokens per rank other than DeepEP's,
 // a platform too small for the rows or without 8 GPUs per node, bad
 // overrides, and a calibration that does not converge or calibrates an
@@ -157,12 +195,13 @@ DeepEpValidation run_deepep_validation(const DeepEpValidationOptions& options);
 // The platform TOML validated (file or preset, with the options'
 // overrides) with node.link_efficiency and scaleout.nic_efficiency set to
 // the calibrated values (flat: flat_parameter(); low-latency:
-// scaleout.low_latency_efficiency), and a header comment naming the cells
-// they came from; `epsim run --platform` reads it.
+// low_latency_parameter(); and any calibrated kernels.* key, in s or B/s),
+// and a header comment naming the cells they came from; `epsim run --platform` reads it.
 std::string calibrated_platform_toml(const DeepEpValidation& v);
 
 // The same as JSON: `platform`, the line rates and calibrated
-// efficiencies, and `rows`, one object per row and kernel: `ep`, `kernel`
+// efficiencies (a kernels.* key: `value` in `unit`, `row_ep`, `kernel`),
+// and `rows`, one object per row and kernel: `ep`, `kernel`
 // ("dispatch"|"combine"), `measured_GBps`, `simulated_GBps`,
 // `simulated_us`, `error` (simulated / measured - 1) and `calibration`.
 std::string format_deepep_validation_json(const DeepEpValidation& v);

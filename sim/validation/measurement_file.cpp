@@ -7,7 +7,6 @@
 #include <limits>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "core/physical_ranges.hpp"
 #include "core/presets.hpp"
@@ -21,10 +20,21 @@ namespace {
 
 // The model (deepep_bytes.hpp) counts per destination rank in one node and
 // per destination node across nodes, DeepEP normal's NVL and RDMA counts,
-// and per selection for the low-latency kernels.
-std::string model_counting(DeepEpKernel kernel, int ep, bool flat) {
-  if (kernel == DeepEpKernel::kLowLatency) return "selection";
+// and per selection for the low-latency kernels and a flat normal kernel
+// that sends one message per selection (the platform's kernels.messages).
+std::string model_counting(DeepEpKernel kernel, int ep, bool flat, bool per_selection) {
+  if (kernel == DeepEpKernel::kLowLatency || (flat && per_selection)) return "selection";
   return ep <= 8 || flat ? "rank" : "node";
+}
+
+bool is_kernel_parameter(const std::string& p) { return p.rfind("kernels.", 0) == 0; }
+
+// "\"a\", \"b\" or \"c\"".
+std::string one_of(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("\"" + names[i] + "\"");
+  return out;
 }
 
 workloads::Dtype wire_type(const std::string& name) {
@@ -55,14 +65,16 @@ MeasuredKernel read_kernel(TableReader& t, const char* kernel) {
 
 }  // namespace
 
-const std::vector<std::string>& calibratable_parameters(DeepEpKernel kernel, const char* flat) {
-  static const std::vector<std::string> normal = {topology::kLinkEfficiencyKey, topology::kNicEfficiencyKey};
-  static const std::vector<std::string> low_latency = {topology::kLowLatencyEfficiencyKey};
-  static const std::vector<std::string> port = {topology::kPortEfficiencyKey};
-  static const std::vector<std::string> link = {topology::kLinkEfficiencyKey};
-  if (kernel == DeepEpKernel::kLowLatency) return low_latency;
-  if (flat == nullptr) return normal;
-  return std::string(flat) == topology::kPortEfficiencyKey ? port : link;
+std::vector<std::string> calibratable_parameters(DeepEpKernel kernel, const char* flat, const char* low_latency) {
+  if (kernel == DeepEpKernel::kLowLatency)
+    return {low_latency, topology::kLowLatencyLaunchKey, topology::kLowLatencyPeerCostKey};
+  std::vector<std::string> out = flat == nullptr ? std::vector<std::string>{topology::kLinkEfficiencyKey,
+                                                                            topology::kNicEfficiencyKey}
+                                                 : std::vector<std::string>{flat};
+  for (const char* k : {topology::kKernelLaunchKey, topology::kDispatchPeerCostKey, topology::kCombinePeerCostKey,
+                        topology::kDispatchCopyRateKey, topology::kCombineCopyRateKey})
+    out.push_back(k);
+  return out;
 }
 
 MeasurementFile load_measurement_file(const std::string& path) {
@@ -112,22 +124,31 @@ MeasurementFile load_measurement_file(const std::string& path) {
   m.combine = wire_type(shape.choice("combine", {"fp8", "int8", "bf16"}));
   m.kernel = shape.choice("kernel", {"normal", "low_latency"}) == "normal" ? DeepEpKernel::kNormal
                                                                            : DeepEpKernel::kLowLatency;
-  const std::string counting = shape.choice("counting", {"rank", "node", "selection"});
-  if ((counting == "selection") != (m.kernel == DeepEpKernel::kLowLatency))
-    shape.fail("counting", fmt::format("\"{}\" does not fit kernel = \"{}\" (its benchmark counts {})", counting,
-                                       to_string(m.kernel),
-                                       m.kernel == DeepEpKernel::kLowLatency ? "per selection"
-                                                                             : "per destination rank or node"));
-  m.metadata = shape.boolean_or("metadata", false);
-  shape.finish();
   if (m.kernel == DeepEpKernel::kNormal && platform.cluster && is_flat_platform(*platform.cluster))
     m.flat_parameter = flat_parameter(*platform.cluster);
   const bool flat = !m.flat_parameter.empty();
+  m.per_selection = flat && platform.cluster->kernels.per_selection;
+  m.low_latency_parameter =
+      platform.cluster ? low_latency_parameter(*platform.cluster) : topology::kLowLatencyEfficiencyKey;
+  const std::string counting = shape.choice("counting", {"rank", "node", "selection"});
+  const bool per_selection = m.kernel == DeepEpKernel::kLowLatency || m.per_selection;
+  if ((counting == "selection") != per_selection)
+    shape.fail("counting", fmt::format("\"{}\" does not fit kernel = \"{}\" (its benchmark counts {})", counting,
+                                       to_string(m.kernel),
+                                       m.kernel == DeepEpKernel::kLowLatency ? "per selection"
+                                       : m.per_selection ? "per selection: the platform's kernel sends one message "
+                                                           "per (token, expert), kernels.messages = \"selection\""
+                                                         : "per destination rank or node"));
+  m.metadata = shape.boolean_or("metadata", false);
+  const std::string counted = shape.choice_or("dispatch_counted", "wire", {"wire", "fp8", "bf16"});
+  m.dispatch_counted = counted == "fp8" ? CountedAs::kFp8 : counted == "bf16" ? CountedAs::kBf16 : CountedAs::kWire;
+  shape.finish();
 
   const toml::node* rows = root.node("row");
   const toml::array* array = rows ? rows->as_array() : nullptr;
   if (!array || !array->is_array_of_tables() || array->empty()) root.fail("row", "expected [[row]] tables");
-  const std::vector<std::string>& known = calibratable_parameters(m.kernel, flat ? m.flat_parameter.c_str() : nullptr);
+  const std::vector<std::string> known = calibratable_parameters(m.kernel, flat ? m.flat_parameter.c_str() : nullptr,
+                                                                  m.low_latency_parameter.c_str());
   std::vector<const MeasuredRow*> calibrated_by(known.size(), nullptr);
   m.rows.reserve(array->size());
   for (std::size_t i = 0; i < array->size(); ++i) {
@@ -144,6 +165,9 @@ MeasurementFile load_measurement_file(const std::string& path) {
       if (bad->key == "ep" || (bad->key == "experts" && r.experts)) t.fail(bad->key, bad->problem);
       shape.fail(bad->key, fmt::format("{} (row[{}] at line {})", bad->problem, i, r.at.line));
     }
+    r.sms = static_cast<int>(t.integer_or("sms", 0, 1, 1 << 16));
+    if (r.sms > 0 && m.sms == 0)
+      t.fail("sms", "a row's cores scale the copy rates against the table's: give [shape] sms too");
     for (const MeasuredRow& other : m.rows)
       if (other.ep == r.ep) t.fail("ep", fmt::format("EP{} already has a row at line {}", r.ep, other.at.line));
     r.dispatch = read_kernel(t, "dispatch");
@@ -151,10 +175,12 @@ MeasurementFile load_measurement_file(const std::string& path) {
     if (!r.dispatch.given() && !r.combine.given())
       t.fail("ep", "the row has no measured value: give dispatch_GBps, dispatch_us, combine_GBps or combine_us");
     const std::string row_counting = t.choice_or("counting", counting, {"rank", "node", "selection"});
-    if (row_counting != model_counting(m.kernel, r.ep, flat))
+    if (row_counting != model_counting(m.kernel, r.ep, flat, m.per_selection))
       t.fail(t.has("counting") ? "counting" : "ep",
              fmt::format("counting \"{}\" at EP{} is not modelled yet (the model counts {})", row_counting, r.ep,
                          m.kernel == DeepEpKernel::kLowLatency ? "per selection"
+                         : m.per_selection ? "per selection: the platform's kernel sends one message per (token, "
+                                             "expert), kernels.messages = \"selection\""
                          : flat        ? "per destination rank: the platform is flat, one hop to every rank"
                          : r.ep <= 8   ? "per destination rank in one node"
                                        : "per destination node across nodes"));
@@ -166,18 +192,22 @@ MeasurementFile load_measurement_file(const std::string& path) {
         const auto it = std::find(known.begin(), known.end(), name);
         if (it == known.end())
           throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
-                           fmt::format("unknown parameter \"{}\" for {} kernels{}: expected \"{}\"", name,
-                                       to_string(m.kernel), flat ? " on a flat platform" : "",
-                                       fmt::join(known, "\" or \"")));
+                           fmt::format("unknown parameter \"{}\" for {} kernels{}: expected {}", name,
+                                       to_string(m.kernel), flat ? " on a flat platform" : "", one_of(known)));
         const std::size_t p = static_cast<std::size_t>(it - known.begin());
         if (calibrated_by[p])
           throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
                            fmt::format("{} is already calibrated by the row at line {} (at most one row per parameter)",
                                        name, calibrated_by[p]->at.line));
-        if (!r.dispatch.given())
+        const bool combine = name == topology::kCombinePeerCostKey || name == topology::kCombineCopyRateKey;
+        if (!(combine ? r.combine.given() : r.dispatch.given()))
           throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
-                           "a calibration uses the row's dispatch measurement; give dispatch_GBps or dispatch_us");
-        if (m.kernel == DeepEpKernel::kNormal && !flat && (p == 0) != (r.ep <= 8))
+                           combine ? fmt::format("{} calibrates on the row's combine measurement; give combine_GBps "
+                                                 "or combine_us",
+                                                 name)
+                                   : "a calibration uses the row's dispatch measurement; give dispatch_GBps or "
+                                     "dispatch_us");
+        if (m.kernel == DeepEpKernel::kNormal && !flat && p < 2 && (p == 0) != (r.ep <= 8))
           throw InputError(location_of(n), fmt::format("row[{}].calibrate", i),
                            p == 0 ? "node.link_efficiency calibrates on an intranode row (EP <= 8)"
                                   : "scaleout.nic_efficiency calibrates on an internode row (EP > 8)");
@@ -209,34 +239,38 @@ DeepEpValidationOptions validation_options(const MeasurementFile& m) {
   o.dispatch_wire = m.dispatch;
   o.combine_wire = m.combine;
   o.counted_metadata = m.metadata;
+  o.dispatch_counted = m.dispatch_counted;
+  o.sms = m.sms;
   o.measurements.clear();
   o.eps.clear();
   o.nvlink_calibration_ep = o.rdma_calibration_ep = 0;
   for (const MeasuredRow& r : m.rows) {
     o.measurements.push_back({r.ep, 1e9 * r.dispatch.GBps, 1e9 * r.combine.GBps, 1e-6 * r.dispatch.us,
-                              1e-6 * r.combine.us, r.experts, r.dispatch.at, r.dispatch.key});
+                              1e-6 * r.combine.us, r.experts, r.sms, r.dispatch.at, r.dispatch.key});
     o.eps.push_back(r.ep);
-    for (const std::string& p : r.calibrate)
-      (p == topology::kLinkEfficiencyKey  ? o.nvlink_calibration_ep
-       : p == topology::kNicEfficiencyKey ? o.rdma_calibration_ep
-                                          : o.low_latency_calibration_ep) = r.ep;
+    for (const std::string& p : r.calibrate) {
+      if (is_kernel_parameter(p)) o.kernel_calibrations.emplace_back(p, r.ep);
+      else if (p == m.flat_parameter) o.flat_calibration_ep = r.ep;
+      else if (p == topology::kLinkEfficiencyKey) o.nvlink_calibration_ep = r.ep;
+      else if (p == topology::kNicEfficiencyKey) o.rdma_calibration_ep = r.ep;
+      else o.low_latency_calibration_ep = r.ep;
+    }
   }
   if (!m.flat_parameter.empty()) {
-    for (const MeasuredRow& r : m.rows)
-      if (!r.calibrate.empty()) o.flat_calibration_ep = r.ep;
     o.nvlink_calibration_ep = o.rdma_calibration_ep = 0;
-    if (o.flat_calibration_ep == 0)
+    if (o.flat_calibration_ep == 0 && o.kernel_calibrations.empty())
       throw InputError(SourceLocation{m.path}, "row",
-                       fmt::format("no row calibrates {}: validate calibrates a flat platform's one parameter on "
-                                   "one row",
+                       fmt::format("no row calibrates {} or a kernels.* parameter: validate calibrates a flat "
+                                   "platform's parameters, each on one row",
                                    m.flat_parameter));
     return o;
   }
   if (m.kernel == DeepEpKernel::kLowLatency) {
-    if (o.low_latency_calibration_ep == 0)
+    if (o.low_latency_calibration_ep == 0 && o.kernel_calibrations.empty())
       throw InputError(SourceLocation{m.path}, "row",
-                       fmt::format("no row calibrates {}: validate calibrates it on one low-latency row",
-                                   topology::kLowLatencyEfficiencyKey));
+                       fmt::format("no row calibrates {} or a kernels.low_latency_* parameter: validate calibrates "
+                                   "them on low-latency rows",
+                                   m.low_latency_parameter));
     return o;
   }
   for (const auto& [ep, name] : {std::pair{o.nvlink_calibration_ep, topology::kLinkEfficiencyKey},

@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "sim/validation/deepep_validation.hpp"
+#include "topology/cluster_spec.hpp"
 
 namespace epsim::sim {
 
@@ -27,6 +28,7 @@ struct MeasuredKernel {
 struct MeasuredRow {
   int ep = 0;
   int experts = 0;    // the row's own expert count; 0: the shape's
+  int sms = 0;        // the cores (SMs) the row's kernels ran on; 0: the shape's
   SourceLocation at;  // the row's [[row]] table
   MeasuredKernel dispatch, combine;
   std::vector<std::string> calibrate;  // parameters this row's dispatch calibrates
@@ -43,21 +45,28 @@ struct MeasurementFile {
   int experts = 0;
   int top_k = 0;
   int node_limit = 0;  // nodes a token may reach; 0: no limit
-  int sms = 0;         // SMs (cores) the kernels ran on; recorded, the calibrated efficiency absorbs it
+  int sms = 0;         // SMs (cores) the kernels ran on; a row's own `sms` scales the copy rates by its ratio to this
   workloads::Dtype dispatch = workloads::Dtype::kFp8;  // wire types
   workloads::Dtype combine = workloads::Dtype::kBf16;
   bool metadata = false;  // the counted bytes include the top-k indices and weights
+  CountedAs dispatch_counted = CountedAs::kWire;  // [shape] dispatch_counted: "wire", "fp8" or "bf16"
   // Normal kernels on a flat platform (is_flat_platform of the file's
-  // platform with its overrides): the one parameter its rows calibrate; empty otherwise.
+  // platform with its overrides): the efficiency its rows may calibrate; empty otherwise.
   std::string flat_parameter;
+  // Low-latency kernels: the efficiency of the fabric they cross (low_latency_parameter()).
+  std::string low_latency_parameter;
+  bool per_selection = false;  // the platform's normal kernel sends one message per selection (flat only)
   std::vector<MeasuredRow> rows;
 };
 
 // The parameters a row may calibrate (topology/cluster_spec.hpp): normal
 // kernels node.link_efficiency and scaleout.nic_efficiency, or on a flat
-// platform its one parameter `flat` (flat_parameter()); low-latency
-// kernels scaleout.low_latency_efficiency.
-const std::vector<std::string>& calibratable_parameters(DeepEpKernel kernel, const char* flat = nullptr);
+// platform its efficiency `flat` (flat_parameter()), and the normal
+// [kernels] keys (launch, per-peer costs, copy rates); low-latency kernels
+// their fabric's efficiency `low_latency` (low_latency_parameter()) and
+// the low-latency [kernels] keys (launch, per-peer cost).
+std::vector<std::string> calibratable_parameters(DeepEpKernel kernel, const char* flat = nullptr,
+                                                 const char* low_latency = topology::kLowLatencyEfficiencyKey);
 
 // Reads and checks a measurement file. Throws InputError at the offending
 // key: unknown keys, a kernel or byte count the model does not cover

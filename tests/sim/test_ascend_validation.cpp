@@ -16,6 +16,7 @@
 #include "sim/validation/deepep_kernels.hpp"
 #include "sim/validation/deepep_validation.hpp"
 #include "sim/validation/measurement_file.hpp"
+#include "kernel_timings.hpp"
 #include "sim_test_support.hpp"
 #include "topology/cluster_spec.hpp"
 
@@ -46,7 +47,7 @@ TEST_CASE("combine reduction: the owner reads one input per destination rank, it
   combine.transpose = true;
   combine.bytes_per_token = 10;
   AlltoallvOptions o;
-  o.peer_cost_s = 1e-6;  // the reduction has no peers: it pays none
+  o.kernels.combine_peer_s = 1e-6;  // the reduction has no peers: it pays none
   const CollectivePlan plan = plan_alltoallv(combine, t, place, o);
   REQUIRE(plan.phases.size() == 2);
   CHECK(plan.phases[0].name == "alltoallv");
@@ -126,26 +127,11 @@ TEST_CASE("DeepEP-Ascend kernels: validate and run time the same dispatch and co
   const workloads::TrafficMatrix traffic = deepep_benchmark_traffic(v, 128, 64);
   const DeepEpTokenBytes b = deepep_token_bytes(7168, 6);
   const PlatformRequest atlas{"atlas950", {"node.count=2"}};
-  const std::string validate = testing::in_child([&] {
-    OpenPlatform open = open_platform(atlas);
-    const DeepEpTimes t =
-        time_deepep_kernels(*open.engine, open.loaded, traffic, b, 32, DeepEpKernel::kNormal, true);
-    return fmt::format("{:.17g} {:.17g}", t.dispatch_s, t.combine_s);
-  });
-  const std::string run = testing::in_child([&] {
-    ReplayOptions o;
-    o.algorithm = AlltoallAlgorithm::kDirect;
-    const Simulation s = simulate(atlas, deepep_kernel_graph(traffic, b), o);
-    std::string out;
-    for (const CollectiveSpan& c : s.timeline.collectives) out += fmt::format(" {:.17g}", c.end_s - c.start_s);
-    return out;
-  });
-  INFO("validate: " << validate << "; run: " << run);
-  double vd = 0, vc = 0, rd = 0, rc = 0;
-  REQUIRE(std::sscanf(validate.c_str(), "%lf %lf", &vd, &vc) == 2);
-  REQUIRE(std::sscanf(run.c_str(), "%lf %lf", &rd, &rc) == 2);
-  CHECK(rd == Approx(vd).epsilon(0.01));
-  CHECK(rc == Approx(vc).epsilon(0.01));
+  const testing::KernelTimings t =
+      testing::validate_and_run(atlas, traffic, b, 32, DeepEpKernel::kNormal, true, AlltoallAlgorithm::kDirect);
+  const double vd = t.validate_dispatch_s, vc = t.validate_combine_s;
+  CHECK(t.run_dispatch_s == Approx(vd).epsilon(0.01));
+  CHECK(t.run_combine_s == Approx(vc).epsilon(0.01));
   // Combine pays its reduction after the exchange: more than twice dispatch's time for 1.93x its bytes.
   CHECK(vc > 2.0 * vd);
 }

@@ -112,3 +112,58 @@ TEST_CASE("calibration: rescaled amounts take the calibrated time on the rooflin
   CHECK(same.tasks[0].flops == gate.flops);
   CHECK(same.tasks[0].hbm_bytes == gate.hbm_bytes);
 }
+
+TEST_CASE("calibration: a GEMM by its M, N and K, each GEMM of the task at its own efficiency", "[calibration]") {
+  // Grouped GEMM of two shapes at 300 rows: e = 0.6 x 300/400 x N/(N+500) x K/(K+1000).
+  topology::ComputeSpec m = model();
+  m.grouped_gemm.half_n = 500;
+  m.grouped_gemm.half_k = 1000;
+  Task t = compute(TaskKind::kExpertGemm, Dtype::kFp8, 6e12, 0, 300, 0, 2);
+  t.gemm_shapes = {{1500, 3000, 2.0 / 3.0}, {500, 1000, 1.0 / 3.0}};  // gate/up, down
+  const double e1 = 0.6 * 0.75 * 0.75 * 0.75, e2 = 0.6 * 0.75 * 0.5 * 0.5;
+  const double expected = (2.0 / 3.0) * 6e12 / (e1 * 1e15) + (1.0 / 3.0) * 6e12 / (e2 * 1e15) + 2 * 5e-6;
+  CHECK(sim::calibrated_time_s(t, 0, m, npu(), std::nullopt) == Approx(expected).epsilon(1e-12));
+  CHECK(m.grouped_gemm.at(300, 1500, 3000) == Approx(e1));
+  // No half points: the shapes change nothing (the model before them).
+  CHECK(sim::calibrated_time_s(t, 0, model(), npu(), std::nullopt) ==
+        Approx(6e12 / (0.45 * 1e15) + 2 * 5e-6).epsilon(1e-12));
+}
+
+TEST_CASE("calibration: attention by the channels per head of its core", "[calibration]") {
+  // e = 0.5 x d / (d + 64): 0.25 at 64 channels, 0.375 at 192.
+  topology::ComputeSpec m = model();
+  m.attention.half_dim = 64;
+  Task t = compute(TaskKind::kAttention, Dtype::kBf16, 1e12, 0, 4096, 0, 1);
+  t.head_dim = 64;
+  CHECK(sim::calibrated_time_s(t, 0, m, npu(), std::nullopt) == Approx(1e12 / (0.25 * 5e14) + 5e-6).epsilon(1e-12));
+  t.head_dim = 192;
+  CHECK(sim::calibrated_time_s(t, 0, m, npu(), std::nullopt) == Approx(1e12 / (0.375 * 5e14) + 5e-6).epsilon(1e-12));
+}
+
+TEST_CASE("calibration: the h800 preset predicts DeepGEMM's M=4096 GEMMs from three of them", "[calibration]") {
+  // deepseek-ai/DeepGEMM README at a6d97a1 (H800, FP8): N=7168 K=16384,
+  // N=7168 K=2048 and N=2112 K=7168 set max, half_k and half_n; the other
+  // rows are predictions (docs/platform.md, "Compute efficiency").
+  const topology::ComputeSpec h800 = topology::load_cluster_spec("h800").compute;
+  struct Row {
+    double n, k, tflops;
+    bool calibration;
+  };
+  const Row rows[] = {{2112, 7168, 1058, true},  {24576, 1536, 990, false}, {32768, 512, 590, false},
+                      {7168, 16384, 1358, true}, {4096, 7168, 1304, false}, {7168, 2048, 1025, true}};
+  for (const Row& r : rows) {
+    INFO("N=" << r.n << " K=" << r.k);
+    const double predicted = h800.dense_gemm.at(4096, r.n, r.k) * 1979;
+    CHECK(predicted == Approx(r.tflops).epsilon(r.calibration ? 0.002 : 0.08));
+  }
+  // Its grouped GEMMs: 4 x 8192 rows, N=4096 K=7168 sets grouped_gemm; 4 x 8192, N=7168 K=2048 predicted.
+  CHECK(h800.grouped_gemm.at(8192, 4096, 7168) * 1979 == Approx(1297).epsilon(0.002));
+  CHECK(h800.grouped_gemm.at(8192, 7168, 2048) * 1979 == Approx(1099).epsilon(0.02));
+  // FlashAttention-3's head dims 64 and 128 (476, 638 TFLOPS forward): their ratio, d / (d + 66).
+  CHECK(topology::KernelClassEfficiency::factor(64, h800.attention.half_dim) /
+            topology::KernelClassEfficiency::factor(128, h800.attention.half_dim) ==
+        Approx(476.0 / 638.0).epsilon(0.01));
+  // The level keeps the earlier 0.60 at MLA's 192 channels.
+  CHECK(h800.attention.max * topology::KernelClassEfficiency::factor(192, h800.attention.half_dim) ==
+        Approx(0.60).epsilon(0.002));
+}

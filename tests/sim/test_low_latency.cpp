@@ -19,6 +19,7 @@
 #include "sim/validation/deepep_kernels.hpp"
 #include "sim/validation/deepep_validation.hpp"
 #include "sim/validation/measurement_file.hpp"
+#include "kernel_timings.hpp"
 #include "sim_test_support.hpp"
 #include "topology/cluster_spec.hpp"
 
@@ -122,25 +123,11 @@ TEST_CASE("low-latency kernel: validate and run time the same dispatch and combi
   const workloads::TrafficMatrix traffic = deepep_benchmark_traffic(o, 16, 1);
   const DeepEpTokenBytes b = deepep_token_bytes(7168, 8, DeepEpKernel::kLowLatency);
   const PlatformRequest pure_rdma{"h800", {"node.npus=1", "node.count=16"}};
-  const std::string validate = testing::in_child([&] {
-    OpenPlatform open = open_platform(pure_rdma);
-    const DeepEpTimes t = time_deepep_kernels(*open.engine, open.loaded, traffic, b, 1, DeepEpKernel::kLowLatency);
-    return fmt::format("{:.17g} {:.17g}", t.dispatch_s, t.combine_s);
-  });
-  const std::string run = testing::in_child([&] {
-    ReplayOptions ro;
-    ro.algorithm = AlltoallAlgorithm::kLowLatency;
-    const Simulation s = simulate(pure_rdma, deepep_kernel_graph(traffic, b), ro);
-    std::string out;
-    for (const CollectiveSpan& c : s.timeline.collectives) out += fmt::format(" {:.17g}", c.end_s - c.start_s);
-    return out;
-  });
-  INFO("validate: " << validate << "; run: " << run);
-  double vd = 0, vc = 0, rd = 0, rc = 0;
-  REQUIRE(std::sscanf(validate.c_str(), "%lf %lf", &vd, &vc) == 2);
-  REQUIRE(std::sscanf(run.c_str(), "%lf %lf", &rd, &rc) == 2);
-  CHECK(rd == Approx(vd).epsilon(0.01));
-  CHECK(rc == Approx(vc).epsilon(0.01));
+  const testing::KernelTimings t = testing::validate_and_run(pure_rdma, traffic, b, 1, DeepEpKernel::kLowLatency, false,
+                                                             AlltoallAlgorithm::kLowLatency);
+  const double vd = t.validate_dispatch_s;
+  CHECK(t.run_dispatch_s == Approx(vd).epsilon(0.01));
+  CHECK(t.run_combine_s == Approx(t.validate_combine_s).epsilon(0.01));
   // The preset's 0.8557 of 50 GB/s: 1024 x 15/16 messages of 7408 B leave
   // each rank; the busiest receiver sets the time, a few % above the mean.
   const double mean_s = 1024 * 15.0 / 16.0 * 7408 / (0.8557 * 50e9);

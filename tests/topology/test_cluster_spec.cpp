@@ -83,10 +83,14 @@ TEST_CASE("efficiencies scale every link built from a line rate", "[spec]") {
 
 TEST_CASE("[compute]: kernel efficiencies, default the plain roofline", "[spec]") {
   const ClusterSpec h = load_cluster_spec("h800");
-  CHECK(h.compute.dense_gemm.max == 0.78);
+  CHECK(h.compute.dense_gemm.max == 0.816);
   CHECK(h.compute.dense_gemm.half_rows == 140);
-  CHECK(h.compute.grouped_gemm.max == 0.67);
-  CHECK(h.compute.attention.max == 0.60);
+  CHECK(h.compute.dense_gemm.half_n == 694);
+  CHECK(h.compute.dense_gemm.half_k == 797);
+  CHECK(h.compute.grouped_gemm.max == 0.866);
+  CHECK(h.compute.attention.max == 0.806);
+  CHECK(h.compute.attention.half_dim == 66);
+  CHECK(load_cluster_spec("a2").compute.dense_gemm.half_n == 0);  // no table of the 910B: no N dependence
   CHECK(h.compute.elementwise == 0.90);
   CHECK(h.compute.optimizer == 0.90);
   CHECK(h.compute.launch_overhead_s == Approx(4e-6));
@@ -99,6 +103,39 @@ TEST_CASE("[compute]: kernel efficiencies, default the plain roofline", "[spec]"
   CHECK_THROWS_WITH(load_cluster_spec("h800", {"compute.dense_gemm=1.5"}),
                     Catch::Contains("compute.dense_gemm: expected an efficiency in [0.001, 1], got 1.5"));
   CHECK_THROWS_WITH(load_cluster_spec("h800", {"compute.gemm=0.5"}), Catch::Contains("compute.gemm: unknown key"));
+}
+
+TEST_CASE("[kernels]: dispatch/combine mechanisms, default nothing beyond the bytes", "[spec]") {
+  const KernelSpec none = load_cluster_spec("h800").kernels;
+  CHECK(none.launch_s == 0);
+  CHECK(none.dispatch_copy_Bps == 0);  // unlimited: the links bind
+  CHECK_FALSE(none.per_selection);
+  CHECK(none.package_npus == 1);
+  const KernelSpec k = load_cluster_spec(
+      "cloudmatrix384", {"npu.rank=\"die\"", "kernels.launch=\"20us\"", "kernels.dispatch_peer_cost=\"33.6us\"",
+                         "kernels.combine_copy_rate=\"105GBps\"", "kernels.messages=\"selection\"",
+                         "kernels.low_latency_launch=\"124us\""})
+                           .kernels;
+  CHECK(k.launch_s == Approx(20e-6));
+  CHECK(k.dispatch_peer_cost_s == Approx(33.6e-6));
+  CHECK(k.combine_copy_Bps == Approx(105e9));
+  CHECK(k.per_selection);
+  CHECK(k.package_npus == 2);
+  CHECK(k.low_latency_launch_s == Approx(124e-6));
+  // Ranges as the other keys': times 0 .. 1 s, rates 1 kB/s .. 1 PB/s.
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"kernels.launch=\"2s\""}),
+                    Catch::Contains("kernels.launch: 2 s is outside the physical range"));
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"kernels.dispatch_copy_rate=\"1Bps\""}),
+                    Catch::Contains("kernels.dispatch_copy_rate:"));
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"kernels.package_npus=2"}),
+                    Catch::Contains("kernels.package_npus: unknown key"));  // npu.rank = "die" says it
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"kernels.messages=\"token\""}), Catch::Contains("kernels.messages:"));
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"kernels.peer_cost=\"1us\""}),
+                    Catch::Contains("kernels.peer_cost: unknown key"));
+  // The low-latency kernel's share of each fabric's line rate: default the fabric's own efficiency.
+  CHECK(load_cluster_spec("h800").node.low_latency_efficiency == load_cluster_spec("h800").node.link_efficiency);
+  CHECK(load_cluster_spec("cloudmatrix384", {"supernode.low_latency_efficiency=0.5"}).supernode->low_latency_efficiency ==
+        0.5);
 }
 
 TEST_CASE("a preset can be named by path", "[spec]") {

@@ -1,5 +1,6 @@
 // The task graph: structure, dependencies, FLOP formulas on the sampled
 // rows, backward = 2x forward, gradient sync groups, JSON.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -224,4 +225,66 @@ TEST_CASE("recomputation adds the forward it drops to the backward", "[graph][re
   const double extra = flops(sel, Phase::kBackward, TaskKind::kAttention) -
                        flops(nosel, Phase::kBackward, TaskKind::kAttention);
   CHECK(extra == Approx(2.0 * 4096 * up * 4 /*layers*/ * 2 /*micro-batches*/ * 8 /*ranks*/).epsilon(1e-9));
+}
+
+TEST_CASE("sliding window: a windowed layer's core attends to at most W keys", "[graph]") {
+  // GPT-OSS: a 128-token window on the even layers of 4096-token sequences.
+  const WorkloadSpec w =
+      load_workload("gpt-oss-120b", {"model.layers=2", "parallel.pp=1", "parallel.micro_batches=1"});
+  CHECK(w.model.attention.windowed(0));
+  CHECK_FALSE(w.model.attention.windowed(1));
+  // (W (W + 1) / 2 + (S - W) W) / S keys per query under the window, (S + 1) / 2 without.
+  CHECK(attention_context(w, 0) == Approx((128.0 * 129 / 2 + (4096.0 - 128) * 128) / 4096));
+  CHECK(attention_context(w, 1) == Approx(4097.0 / 2));
+  // The core scales with the keys; the projections do not.
+  const double projections = 2.0 * 4096 * attention_params(w.model);
+  const double core_full = attention_cost(w, 1).flops - projections, core_window = attention_cost(w, 0).flops - projections;
+  CHECK(core_window / core_full == Approx(attention_context(w, 0) / attention_context(w, 1)));
+  CHECK(attention_cost(w, 0).head_dim == 64);
+  // The tasks carry it: layer 0's forward attention is the windowed one.
+  const TaskGraph g = build_task_graph(w);
+  CHECK(find(g, TaskKind::kAttention, Phase::kForward, 0, 0).flops[0] ==
+        Approx(attention_cost(w, 0).flops / w.parallel.tp));
+  CHECK(find(g, TaskKind::kAttention, Phase::kForward, 1, 0).head_dim == 64);
+}
+
+TEST_CASE("GEMM shapes: a SwiGLU's gate/up and down GEMMs with their N, K and FLOP shares", "[graph]") {
+  const WorkloadSpec w = load_workload("qwen3-235b-a22b", {"model.layers=2", "parallel.pp=1", "parallel.vpp=1",
+                                                           "parallel.schedule=\"1f1b\"", "parallel.micro_batches=1"});
+  const TaskGraph g = build_task_graph(w);
+  const Task& expert = find(g, TaskKind::kExpertGemm, Phase::kForward, 0, 0);
+  REQUIRE(expert.gemm_shapes.size() == 2);
+  CHECK(expert.gemm_shapes[0].n == 2 * 1536);  // gate/up
+  CHECK(expert.gemm_shapes[0].k == 4096);
+  CHECK(expert.gemm_shapes[0].share == Approx(2.0 / 3));
+  CHECK(expert.gemm_shapes[1].n == 4096);  // down
+  CHECK(expert.gemm_shapes[1].k == 1536);
+  // TP2 shards the output head's vocabulary (a dense task after the last layer): N = 151936 / 2.
+  const Task& head = find(g, TaskKind::kDenseFfn, Phase::kForward, w.model.layers, 0);
+  REQUIRE(head.gemm_shapes.size() == 1);
+  CHECK(head.gemm_shapes[0].n == 151936 / 2);
+  CHECK(head.gemm_shapes[0].k == 4096);
+}
+
+TEST_CASE("MTP: a module's projection and MoE block before the head, the head passed twice", "[graph]") {
+  // tiny-moe, 4 layers: the module sits after the last layer (layer index 4, beside the head).
+  const WorkloadSpec w0 = load_workload("tiny-moe");
+  const WorkloadSpec w1 = load_workload("tiny-moe", {"model.mtp_modules=1"});
+  const TaskGraph g0 = build_task_graph(w0), g1 = build_task_graph(w1);
+  const int head_layer = w1.model.layers;
+  const Task& head0 = find(g0, TaskKind::kDenseFfn, Phase::kForward, head_layer, 0);
+  const Task& head1 = find(g1, TaskKind::kDenseFfn, Phase::kForward, head_layer, 0);
+  CHECK(head1.flops[0] == Approx(2 * head0.flops[0]));
+  // The block: attention, then projection + shared expert, then the routed experts at the expected load.
+  const Task& attention = find(g1, TaskKind::kAttention, Phase::kForward, head_layer, 0);
+  const Task& block = find(g1, TaskKind::kSharedExpert, Phase::kForward, head_layer, 0);
+  const Task& experts = find(g1, TaskKind::kExpertGemm, Phase::kForward, head_layer, 0);
+  CHECK(attention.flops[0] == Approx(attention_cost(w1).flops));
+  CHECK(block.flops[0] == Approx(mtp_projection_cost(w1).flops + shared_expert_cost(w1).flops));
+  CHECK(mtp_projection_cost(w1).flops == Approx(2.0 * 256 * 2 * 512 * 512));  // 2 x tokens x 2h x h
+  // tokens x top_k selections per rank over its 4 experts: 256 x 4 / 4 = 256 rows each.
+  CHECK(experts.flops[0] == Approx(4 * swiglu_cost(256, 512, 256, Dtype::kBf16).flops));
+  CHECK(std::find(head1.deps.begin(), head1.deps.end(), experts.id) != head1.deps.end());
+  // One more compute chain per micro-batch: 3 forward and 3 backward tasks each.
+  CHECK(g1.tasks.size() == g0.tasks.size() + 6 * static_cast<std::size_t>(w1.parallel.micro_batches));
 }
