@@ -100,7 +100,7 @@ EndToEndFile load_end_to_end_file(const std::string& path) {
   f.workload_set = optional_assignments(root, "workload_set");
   TableReader measured = root.table("measured");
   f.tokens_per_s_per_npu = measured.number("tokens_per_s_per_npu", 1e-3, 1e9);
-  f.band = measured.number("band", 0, 1);
+  if (measured.has("band")) f.band = measured.number("band", 0, 1);
   measured.finish();
   if (const toml::node* slower = root.node("slower")) {
     const toml::array* array = slower->as_array();
@@ -120,7 +120,7 @@ EndToEndFile load_end_to_end_file(const std::string& path) {
   return f;
 }
 
-bool EndToEndValidation::within_band() const { return std::abs(error()) <= file.band; }
+bool EndToEndValidation::within_band() const { return !file.band || std::abs(error()) <= *file.band; }
 
 bool EndToEndValidation::variants_slower() const {
   for (const EndToEndRun& r : slower)
@@ -150,8 +150,13 @@ std::string format_end_to_end(const EndToEndValidation& v) {
   for (const EndToEndRun& r : v.slower)
     out += fmt::format("  {:<44} {:>10.5g} s {:>16.1f} {:>7.2f} % {:>+7.1f} %\n", r.name, r.step_s,
                        r.tokens_per_s_per_npu, 100 * r.mfu, 100 * (r.step_s / v.layout.step_s - 1));
-  out += fmt::format("check: {} (simulated {:+.1f} % from the measured {:.1f} tokens/s/NPU, band +-{:.0f} %{})\n",
-                     v.passed() ? "passed" : "FAILED", 100 * v.error(), f.tokens_per_s_per_npu, 100 * f.band,
+  // Without a band the file is a prediction: its error is told, only its variants are checked.
+  const std::string verdict = f.band ? fmt::format("check: {} (", v.passed() ? "passed" : "FAILED")
+                              : v.passed() ? "prediction ("
+                                           : "check: FAILED, a prediction (";
+  const std::string band = f.band ? fmt::format("band +-{:.0f} %", 100 * *f.band) : "no band given";
+  out += fmt::format("{}simulated {:+.1f} % from the measured {:.1f} tokens/s/NPU, {}{})\n", verdict,
+                     100 * v.error(), f.tokens_per_s_per_npu, band,
                      v.slower.empty() ? ""
                      : v.variants_slower() ? "; every variant slower"
                                            : "; a variant is not slower");
@@ -163,7 +168,7 @@ std::string format_end_to_end_json(const EndToEndValidation& v) {
   j["file"] = v.file.path;
   j["source"] = v.file.source;
   j["measured_tokens_per_s_per_npu"] = v.file.tokens_per_s_per_npu;
-  j["band"] = v.file.band;
+  j["band"] = v.file.band ? nlohmann::ordered_json(*v.file.band) : nlohmann::ordered_json();
   const auto run_json = [](const EndToEndRun& r) {
     return nlohmann::ordered_json{{"name", r.name},
                                   {"step_s", r.step_s},

@@ -6,6 +6,7 @@
 // compares.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,9 @@ struct EndToEndFile {
   std::string workload;
   std::vector<std::string> workload_set;
   double tokens_per_s_per_npu = 0;  // measured
-  double band = 0;                  // |simulated / measured - 1| <= band passes
+  // |simulated / measured - 1| <= band passes; unset: a prediction, its
+  // error reported and not checked (the variants still are).
+  std::optional<double> band;
   std::vector<EndToEndVariant> slower;  // each must simulate slower than the layout itself
 };
 

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "sim/report/scenario.hpp"
 #include "tools/command.hpp"
 #include "tools/output_file.hpp"
 
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
   using namespace epsim;
   CLI::App epsim_app{"epsim: a discrete-event simulator of MoE training on NPU/GPU clusters"};
   epsim_app.require_subcommand(1);
-  epsim_app.set_version_flag("--version", "epsim 0.1.0");
+  epsim_app.set_version_flag("--version", std::string("epsim ") + sim::epsim_version());
 
   std::vector<tools::Command> commands = {
       tools::add_bounds_command(epsim_app),

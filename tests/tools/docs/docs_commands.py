@@ -28,6 +28,10 @@ spec's axis, `seed`. What cannot run here, honestly treated:
   - bash tools/run_default.sh builds first: its final `epsim run` line runs.
   - sbatch (no Slurm here): skipped; the script it submits is still written.
   - cmake --install: skipped; tests/tools/install runs it into a scratch prefix.
+  - end-to-end measurement files (`epsim validate validation/X.toml` of a
+    kind = "end_to_end" file: whole production steps, minutes each):
+    skipped; the CTest e2e_deepseek_v3_production runs and checks the
+    production one, e2e_validate_small the format.
   - the shipped sweeps under tools/sweeps/ (a full DeepSeek-V3 step per point,
     minutes in all) run every point with the model cut to 4 layers
     (base.set = ["workload.model.layers=4"] in the copy), so the sweep, its
@@ -206,6 +210,11 @@ def runnable(command, copy):
         return None, "no Slurm here"
     if command.startswith("cmake --install "):
         return None, "tests/tools/install runs it"
+    words = command.split()
+    if len(words) > 2 and words[:2] in (["epsim", "validate"], ["build/tools/epsim", "validate"]):
+        path = os.path.join(copy, words[2])
+        if os.path.isfile(path) and 'kind = "end_to_end"' in open(path, encoding="utf-8").read():
+            return None, "an end-to-end file: whole steps, minutes; the e2e CTests run it"
     if command.startswith("bash tools/run_default.sh"):
         script = open(os.path.join(copy, "tools", "run_default.sh"), encoding="utf-8").read()
         exec_line = [l for l in script.splitlines() if l.startswith("exec ")][-1]
