@@ -11,8 +11,19 @@ namespace epsim::sim {
 struct RunMemory {
   double platform_bytes = 0;  // platform_memory_bytes; 0 for a SimGrid XML (bounded by its file size)
   double traffic_bytes = 0;   // workloads::traffic_memory_bytes
-  double total_bytes() const { return platform_bytes + traffic_bytes; }
+  double replay_bytes = 0;    // replay_memory_bytes
+  double total_bytes() const { return platform_bytes + traffic_bytes + replay_bytes; }
 };
+
+// The task graph's tasks and their per-rank parts, and the replay's
+// SimGrid activities, grow with the ranks replayed x the micro-batches x
+// the layers a rank holds: measured +132 MB from 8 to 16 micro-batches of
+// deepseek-v3-pp8 on 32 A2 nodes (256 ranks x 8 x 61/8 layers), 8.45 kB
+// each, rounded up. Against whole runs it errs high: production on 2,048
+// H800 (1,024 ranks replayed x 36 x 61/16) predicts 1.6 GB with the other
+// terms, measured 1.55 GB; TP2 PP8 VPP4 on 1,024 H800 2.9 GB, measured 1.25.
+inline constexpr double kReplayBytesPerRankMicroBatchLayer = 8.5e3;
+double replay_memory_bytes(const workloads::WorkloadSpec& workload);
 
 RunMemory estimate_run_memory(const PlatformShape& platform, const workloads::WorkloadSpec& workload);
 
