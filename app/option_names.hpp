@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "sim/replay/collective_bench.hpp"
 #include "sim/replay/collectives.hpp"
 #include "sim/replay/replay.hpp"
 
@@ -32,6 +33,14 @@ inline constexpr Named<sim::Fidelity> kFidelityNames[] = {{"per-flow", sim::Fide
 // on a full-mesh node fabric (sim::resolve), never asked for by name.
 inline constexpr Named<sim::AllReduceAlgorithm> kAllReduceNames[] = {
     {"ring", sim::AllReduceAlgorithm::kRing}, {"hierarchical", sim::AllReduceAlgorithm::kHierarchical}};
+
+// `epsim collective --op`: nccl-tests' names (sim::to_string).
+inline constexpr Named<sim::CollectiveOp> kCollectiveOpNames[] = {
+    {"alltoall", sim::CollectiveOp::kAllToAll},
+    {"alltoallv", sim::CollectiveOp::kAllToAllv},
+    {"allreduce", sim::CollectiveOp::kAllReduce},
+    {"reducescatter", sim::CollectiveOp::kReduceScatter},
+    {"allgather", sim::CollectiveOp::kAllGather}};
 
 // Whether a run may replay less than every rank and micro-batch (docs/simulator.md, "Exact reductions").
 enum class Exactness {
