@@ -14,21 +14,36 @@ namespace epsim::app {
 
 namespace {
 
-// Forward model FLOPs per token of layer `l`: 2 x its matmul parameters
-// (top_k routed experts in an MoE layer) plus its attention core, as
-// workloads::model_flops counts them.
-double layer_forward_flops(const workloads::WorkloadSpec& w, int l) {
+// Forward seconds per token of layer `l`: 2 x its matmul parameters (top_k
+// routed experts in an MoE layer) plus its attention core, as
+// workloads::model_flops counts them, each class at its rate.
+double layer_forward_s(const workloads::WorkloadSpec& w, const PlanRates& rates, int l) {
   const workloads::ModelSpec& m = w.model;
-  const double routed = m.top_k * 3.0 * static_cast<double>(m.hidden) * static_cast<double>(m.expert_ffn);
-  const double params = workloads::dense_layer_params(m, l) + (m.is_moe(l) ? routed : 0.0);
+  const double routed = m.is_moe(l) ? m.top_k * 3.0 * static_cast<double>(m.hidden) * static_cast<double>(m.expert_ffn) : 0.0;
+  const double attention = workloads::attention_params(m);
+  const double dense = workloads::dense_layer_params(m, l) - attention;
   const double tokens = static_cast<double>(w.parallel.tokens_per_micro_batch);
-  const double core = workloads::attention_cost(w, l).flops / tokens - 2.0 * workloads::attention_params(m);
-  return 2.0 * params + std::max(0.0, core);
+  const double core = std::max(0.0, workloads::attention_cost(w, l).flops / tokens - 2.0 * attention);
+  return (2.0 * attention + core) / rates.attention_flops + 2.0 * dense / rates.dense_flops +
+         2.0 * routed / rates.grouped_flops;
 }
 
 }  // namespace
 
-double plan_step_bound_s(const workloads::WorkloadSpec& w, double peak_flops) {
+PlanRates plan_rates(const topology::ClusterSpec& cluster, const workloads::PrecisionSpec& precision) {
+  const topology::NpuSpec& npu = cluster.npu;
+  double peak = npu.flops_bf16;
+  if (precision.gemm == workloads::Dtype::kFp8) {
+    if (npu.flops_fp8 > 0)
+      peak = std::max(peak, npu.flops_fp8);
+    else if (precision.gemm_fallback == workloads::Dtype::kInt8)
+      peak = std::max(peak, npu.flops_int8);
+  }
+  const topology::ComputeSpec& c = cluster.compute;
+  return {peak, peak * c.attention.max, peak * c.dense_gemm.max, peak * c.grouped_gemm.max};
+}
+
+double plan_step_bound_s(const workloads::WorkloadSpec& w, const PlanRates& rates) {
   const workloads::ParallelSpec& p = w.parallel;
   const bool dualpipe = p.schedule == workloads::PipelineSchedule::kDualPipe;
   const int vpp = p.schedule == workloads::PipelineSchedule::kInterleaved ? p.vpp : 1;
@@ -40,11 +55,11 @@ double plan_step_bound_s(const workloads::WorkloadSpec& w, double peak_flops) {
   const double backward_share = w.memory.recompute == workloads::Recompute::kFull ? 3.0 : 2.0;
   std::vector<double> forward_s(static_cast<std::size_t>(positions), 0.0);
   for (int pos = 0; pos < positions; ++pos) {
-    double flops = 0;
+    double per_token_s = 0;
     for (int l = split.chunk_first[pos]; l < split.chunk_first[pos] + split.chunk_layers[pos]; ++l)
-      flops += layer_forward_flops(w, l);
-    if (pos == positions - 1) flops += 2.0 * workloads::embedding_params(w.model);  // the output head
-    forward_s[static_cast<std::size_t>(pos)] = tokens * flops / peak_flops;
+      per_token_s += layer_forward_s(w, rates, l);
+    if (pos == positions - 1) per_token_s += 2.0 * workloads::embedding_params(w.model) / rates.dense_flops;  // the output head
+    forward_s[static_cast<std::size_t>(pos)] = tokens * per_token_s;
   }
   // Chains of the passes ahead of each position.
   std::vector<double> ahead_s(static_cast<std::size_t>(positions) + 1, 0.0);

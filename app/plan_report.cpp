@@ -35,13 +35,12 @@ std::string header(const PlanResult& r) {
   const long long checked = static_cast<long long>(r.candidates.size());
   out += fmt::format("  layouts    {} considered, {} fail a cheap check, {} checked as `epsim run` would, {} simulated\n",
                      r.considered, r.considered - checked, checked, r.simulated());
-  out += "  pruned    ";
+  if (r.pruned.empty()) return out + "  pruned     none\n";
   bool first = true;
   for (const auto& [reason, count] : r.pruned) {
-    out += fmt::format("{} {} {}\n", first ? "" : "           ", count, reason);
+    out += fmt::format("  {:<10} {:>7}  {}\n", first ? "pruned" : "", count, reason);
     first = false;
   }
-  if (first) out += " none\n";
   return out;
 }
 
@@ -211,8 +210,9 @@ std::string format_plan_sweep(const PlanResult& r, const std::vector<std::string
   std::string out = fmt::format(
       "# Written by `epsim plan`: the {} layouts of {} on {} ({} NPUs) that pass every check, best bound first.\n"
       "#   epsim sweep THIS_FILE -j 2\n"
-      "schema_version = 1\n\n[base]\nplatform = {}\nworkload = {}\nset = [",
-      rows.size(), r.workload, r.platform, r.npus, quoted(r.platform), quoted(r.workload));
+      "schema_version = 1\nmax_points = {}\n\n[base]\nplatform = {}\nworkload = {}\nset = [",
+      rows.size(), r.workload, r.platform, r.npus, std::max<std::size_t>(1, rows.size()), quoted(r.platform),
+      quoted(r.workload));
   std::vector<std::string> set;
   for (const std::string& o : overrides) {
     const bool platform_key = o.rfind("platform.", 0) == 0;
@@ -225,7 +225,7 @@ std::string format_plan_sweep(const PlanResult& r, const std::vector<std::string
   set.push_back(fmt::format("workload.parallel.ranks_per_node={}", r.npus_per_node));
   set.push_back("workload.memory.allow_oversubscribed=false");
   for (std::size_t i = 0; i < set.size(); ++i) out += (i ? ", " : "") + quoted(set[i]);
-  out += "]\nmax_points = " + std::to_string(std::max<std::size_t>(1, rows.size())) + "\n";
+  out += "]\n";
   const auto axis = [&](const char* key, const std::function<std::string(const PlanLayout&)>& value, bool first) {
     out += fmt::format("\n[[axis]]\nkey = \"{}\"\nvalues = [", key);
     for (std::size_t i = 0; i < rows.size(); ++i) out += (i ? ", " : "") + value(rows[i]->layout);

@@ -24,18 +24,17 @@ namespace {
 struct PlanPlatform {
   sim::PlatformShape shape;
   int npus = 0;
-  double peak_flops = 0;
+  PlanRates rates;  // for the workload's GEMM dtype
 };
 
-PlanPlatform check_plan_platform(const PlanRequest& r) {
+PlanPlatform check_plan_platform(const PlanRequest& r, const workloads::PrecisionSpec& precision) {
   const SplitOverrides split = split_set_options(r.base.overrides);
   PlanPlatform out;
   out.shape = sim::check_platform(sim::PlatformRequest{r.base.platform, split.platform});
   if (!out.shape.cluster)
     throw option_error("--platform", r.base.platform + ": a SimGrid XML platform names no HBM to fit layouts in; "
                                                        "give a cluster TOML or preset");
-  const topology::NpuSpec& npu = out.shape.cluster->npu;
-  out.peak_flops = std::max({npu.flops_bf16, npu.flops_fp8, npu.flops_int8});
+  out.rates = plan_rates(*out.shape.cluster, precision);
   const int all = out.shape.nodes * out.shape.npus_per_node;
   out.npus = r.npus.value_or(all);
   if (out.npus > all || out.npus % out.shape.npus_per_node != 0)
@@ -70,7 +69,7 @@ PlanCandidate check_candidate(const PlanRequest& r, const PlanPlatform& platform
   try {
     const workloads::WorkloadSpec w =
         workloads::load_workload(request.workload, split_set_options(request.overrides).workload);
-    c.bound_s = plan_step_bound_s(w, platform.peak_flops);
+    c.bound_s = plan_step_bound_s(w, platform.rates);
     c.memory_bytes = workloads::memory_per_rank(w.model, workloads::current_memory_inputs(w)).total_bytes();
     check_job(request, platform.shape);
     c.status = PlanStatus::kSimulated;  // until the search decides otherwise
@@ -211,9 +210,9 @@ int PlanResult::simulated() const {
 }
 
 PlanResult plan_layouts(const PlanRequest& r) {
-  const PlanPlatform platform = check_plan_platform(r);
   const SplitOverrides split = split_set_options(r.base.overrides);
   const workloads::WorkloadSpec base = workloads::load_workload(r.base.workload, split.workload);
+  const PlanPlatform platform = check_plan_platform(r, base.precision);
 
   PlanResult out;
   out.platform = r.base.platform;
@@ -221,7 +220,7 @@ PlanResult plan_layouts(const PlanRequest& r) {
   out.npus = platform.npus;
   out.npus_per_node = platform.shape.npus_per_node;
   out.hbm_bytes = platform.shape.cluster->npu.hbm_capacity_bytes;
-  out.peak_flops = platform.peak_flops;
+  out.peak_flops = platform.rates.peak_flops;
   out.global_batch = r.global_batch.value_or(base.parallel.global_batch);
   out.sequence_length = base.parallel.sequence_length;
 
