@@ -136,7 +136,7 @@ std::string format_plan(const std::vector<PlanResult>& results, int top) {
   std::string out;
   for (std::size_t i = 0; i < results.size(); ++i) {
     if (i > 0) out += "\n";
-    out += header(results[i]) + "\n" + table(results[i], top) + explain_best(results[i]);
+    out += header(results[i]) + table(results[i], top) + explain_best(results[i]);
   }
   if (results.size() < 2) return out;
   out += "\nbest layout per platform\n";
