@@ -44,24 +44,38 @@ std::string header(const PlanResult& r) {
   return out;
 }
 
+std::string row(const PlanResult& r, const PlanCandidate& c, std::size_t rank, std::size_t width) {
+  const PlanStep& s = *c.step;
+  return fmt::format("{:>4}{:1} {:<{}} {:>12} {:>12} {:>12} {:>13.1f} {:>5.1f} % {:>14} {:>12} {:>12}\n", rank,
+                     c.own ? "*" : "", c.layout.name(), width, time_text(s.step_s), time_text(s.replay_bound_s),
+                     time_text(c.bound_s), s.tokens_per_s_per_npu, 100 * s.mfu, gb(c.memory_bytes) + "/" + gb(r.hbm_bytes),
+                     time_text(s.exposed_comm_s), time_text(s.bubble_s));
+}
+
+// Where the workload's own layout stands, one line.
+std::string own_line(const std::vector<const PlanCandidate*>& rows, const PlanResult& r) {
+  if (!r.own_missing.empty()) return fmt::format("* the workload's own layout, {}: {}\n", r.own_name, r.own_missing);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i]->own)
+      return fmt::format("* the workload's own layout: #{} of {} simulated, {:+.2f} % step time against #1\n", i + 1,
+                         rows.size(), 100 * (rows[i]->step->step_s / rows[0]->step->step_s - 1));
+  return fmt::format("* the workload's own layout, {}: failed to simulate\n", r.own_name);
+}
+
 std::string table(const PlanResult& r, int top) {
   const std::vector<const PlanCandidate*> rows = simulated(r);
-  if (rows.empty()) return "no layout could be simulated: each was pruned for the reasons above\n";
+  if (rows.empty()) return "no layout could be simulated: each was pruned for the reasons above\n" + own_line(rows, r);
   std::size_t width = 6;
   for (const PlanCandidate* c : rows) width = std::max(width, c->layout.name().size());
   std::string out = fmt::format("{:>4}  {:<{}} {:>12} {:>12} {:>12} {:>13} {:>7} {:>14} {:>12} {:>12}\n", "rank",
                                 "layout", width, "step", "bound", "plan bound", "tokens/s/NPU", "MFU", "memory/HBM GB",
                                 "exposed", "bubble");
-  for (std::size_t i = 0; i < rows.size() && static_cast<int>(i) < std::max(1, top); ++i) {
-    const PlanCandidate& c = *rows[i];
-    const PlanStep& s = *c.step;
-    out += fmt::format("{:>4}  {:<{}} {:>12} {:>12} {:>12} {:>13.1f} {:>5.1f} % {:>14} {:>12} {:>12}\n", i + 1,
-                       c.layout.name(), width, time_text(s.step_s), time_text(s.replay_bound_s), time_text(c.bound_s),
-                       s.tokens_per_s_per_npu, 100 * s.mfu, gb(c.memory_bytes) + "/" + gb(r.hbm_bytes),
-                       time_text(s.exposed_comm_s), time_text(s.bubble_s));
-  }
-  if (static_cast<int>(rows.size()) > top) out += fmt::format("      ({} more simulated; --top to list them)\n", rows.size() - top);
-  return out;
+  const std::size_t shown = std::min(rows.size(), static_cast<std::size_t>(std::max(1, top)));
+  for (std::size_t i = 0; i < shown; ++i) out += row(r, *rows[i], i + 1, width);
+  if (rows.size() > shown) out += fmt::format("      ({} more simulated; --top to list them)\n", rows.size() - shown);
+  for (std::size_t i = shown; i < rows.size(); ++i)
+    if (rows[i]->own) out += row(r, *rows[i], i + 1, width);
+  return out + own_line(rows, r);
 }
 
 // The keys two layouts differ in: "ep 8 vs 16, recompute none vs full".
@@ -124,6 +138,9 @@ std::string explain_best(const PlanResult& r) {
   std::stable_sort(diffs.begin(), diffs.end(),
                    [](const auto& x, const auto& y) { return std::abs(x.second) > std::abs(y.second); });
   const double gap = b.step->step_s - a.step->step_s;
+  if (gap <= 1e-9 * b.step->step_s)
+    return fmt::format("#1 and #2 take the same time ({}); they differ in {}, and are ranked by layout\n",
+                       time_text(a.step->step_s), differing_keys(a.layout, b.layout));
   std::string out = fmt::format("why #1 beats #2: {} faster ({:.2f} %); they differ in {}; mean time per rank",
                                 time_text(gap), 100 * gap / b.step->step_s, differing_keys(a.layout, b.layout));
   for (std::size_t i = 0; i < diffs.size() && i < 3; ++i)
@@ -174,6 +191,7 @@ std::string format_plan_json(const std::vector<PlanResult>& results) {
     p["simulated"] = r.simulated();
     p["pruned"] = nlohmann::ordered_json::object();
     for (const auto& [reason, count] : r.pruned) p["pruned"][reason] = count;
+    p["own_layout"] = {{"name", r.own_name}, {"missing", r.own_missing}};
     p["candidates"] = nlohmann::ordered_json::array();
     for (const PlanCandidate& c : r.candidates) {
       nlohmann::ordered_json cj{{"name", c.layout.name()},
@@ -181,7 +199,8 @@ std::string format_plan_json(const std::vector<PlanResult>& results) {
                                 {"status", to_string(c.status)},
                                 {"key", c.key},
                                 {"bound_s", c.bound_s},
-                                {"memory_bytes", c.memory_bytes}};
+                                {"memory_bytes", c.memory_bytes},
+                                {"own", c.own}};
       if (c.step)
         cj["step"] = {{"step_s", c.step->step_s},
                       {"replay_bound_s", c.step->replay_bound_s},

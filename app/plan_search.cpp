@@ -44,6 +44,24 @@ PlanPlatform check_plan_platform(const PlanRequest& r, const workloads::Precisio
   return out;
 }
 
+// The layout `w` itself runs, at `global_batch` sequences per step.
+PlanLayout layout_of(const workloads::WorkloadSpec& w, std::int64_t global_batch) {
+  const workloads::ParallelSpec& p = w.parallel;
+  PlanLayout l;
+  l.tp = p.tp;
+  l.pp = p.pp;
+  l.vpp = p.schedule == workloads::PipelineSchedule::kInterleaved ? p.vpp : 1;
+  l.ep = p.ep;
+  l.etp = p.etp;
+  l.dp = p.dp;
+  l.micro_batch = p.micro_batch;
+  l.global_batch = global_batch;
+  l.schedule = workloads::to_string(p.schedule);
+  l.recompute = workloads::to_string(w.memory.recompute);
+  l.zero_stage = w.memory.zero_stage;
+  return l;
+}
+
 // The overrides that make the base workload `layout` on this platform.
 std::vector<std::string> layout_overrides(const PlanRequest& r, const PlanPlatform& platform, const PlanLayout& l) {
   std::vector<std::string> out = r.base.overrides;
@@ -115,18 +133,25 @@ std::string error_text(const std::exception_ptr& error) {
   }
 }
 
-// Simulates the first request.max_candidates of `order` (indices into
+// Simulates `own` (the workload's own layout, if it passed the checks),
+// then the first request.max_candidates of `order` (indices into
 // `candidates`, best bound first), skipping any whose bound is already
 // slower than the best step heard back.
 void simulate_in_order(const PlanRequest& r, const PlanPlatform& platform, std::vector<PlanCandidate>& candidates,
-                       const std::vector<std::size_t>& order) {
+                       const std::vector<std::size_t>& order, std::optional<std::size_t> own) {
   std::size_t next = 0;
   double best_s = std::numeric_limits<double>::infinity();
   int started = 0, finished = 0;
   const std::size_t eligible = std::min(order.size(), static_cast<std::size_t>(std::max(0, r.max_candidates)));
   const auto next_job = [&]() -> std::optional<ChildJob> {
-    if (next >= eligible || candidates[order[next]].bound_s > best_s) return std::nullopt;  // sorted: none after can win
-    const std::size_t index = order[next++];
+    std::size_t index = 0;
+    if (own) {  // the workload's own layout first, whatever its bound
+      index = *own;
+      own.reset();
+    } else {
+      if (next >= eligible || candidates[order[next]].bound_s > best_s) return std::nullopt;  // sorted: none after can win
+      index = order[next++];
+    }
     ++started;
     const RunRequest request = layout_request(r, platform, candidates[index].layout);
     return ChildJob{std::to_string(index), [request] { return step_json(run_job(request).simulation.report).dump(); }};
@@ -240,9 +265,20 @@ PlanResult plan_layouts(const PlanRequest& r) {
 
   std::vector<PlanCandidate> candidates;
   for (const PlanLayout& l : enumeration.layouts) candidates.push_back(check_candidate(r, platform, l));
+  const PlanLayout own_layout = layout_of(base, out.global_batch);
+  out.own_name = own_layout.name();
+  std::optional<std::size_t> own;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].layout.name() == out.own_name) own = i;
+  if (!own)
+    out.own_missing = "not among the enumerated layouts (the cheap checks or the dimensions' values leave it out)";
+  else if (candidates[*own].status != PlanStatus::kSimulated)
+    out.own_missing = "refused: " + prune_reason(candidates[*own]);
+  if (own) candidates[*own].own = true;
+  if (!out.own_missing.empty()) own.reset();
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < candidates.size(); ++i)
-    if (candidates[i].status == PlanStatus::kSimulated) order.push_back(i);
+    if (candidates[i].status == PlanStatus::kSimulated && i != own) order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     if (candidates[a].bound_s != candidates[b].bound_s) return candidates[a].bound_s < candidates[b].bound_s;
     return candidates[a].layout < candidates[b].layout;
@@ -252,7 +288,7 @@ PlanResult plan_layouts(const PlanRequest& r) {
                            order.size(), std::max(1, r.parallel)));
   // Every eligible candidate is marked not run until its child reports.
   for (std::size_t i : order) candidates[i].status = PlanStatus::kNotSimulated;
-  simulate_in_order(r, platform, candidates, order);
+  simulate_in_order(r, platform, candidates, order, own);
   for (std::size_t i : order)
     if (candidates[i].step) candidates[i].status = PlanStatus::kSimulated;
   for (std::size_t rank = 0; rank < order.size(); ++rank) {

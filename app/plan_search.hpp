@@ -4,6 +4,7 @@
 // fit: check_job), order the survivors by their bound (plan_bound.hpp),
 // simulate them best bound first in forked children of this process, and
 // prune every candidate whose bound is slower than the best step simulated.
+// The workload's own layout is simulated too, whatever its bound, for reference.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +62,10 @@ struct PlanCandidate {
   double bound_s = 0;         // plan_step_bound_s; 0 when kInvalid
   double memory_bytes = 0;    // per rank, the fullest stage (docs/memory.md); 0 when kInvalid
   std::optional<PlanStep> step;  // kSimulated only
+  // The workload's own layout (its [parallel] and [memory] keys, at the
+  // plan's global batch): simulated whatever its bound, first, so the
+  // ranking says where it stands.
+  bool own = false;
 };
 
 struct PlanResult {
@@ -76,6 +81,10 @@ struct PlanResult {
   // Layouts left out before simulation or instead of it, by reason
   // ("cheap check: parallel.ep", "invalid: parallel.global_batch", "memory", ...).
   std::map<std::string, long long> pruned;
+  // The workload's own layout's name, and why it is not among the
+  // candidates when it is not (empty when it is).
+  std::string own_name;
+  std::string own_missing;
   // Every layout the loader saw: simulated ones first, fastest first, then
   // the rest by status and bound; ties by PlanLayout::operator<.
   std::vector<PlanCandidate> candidates;
