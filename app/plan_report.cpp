@@ -28,9 +28,9 @@ std::vector<const PlanCandidate*> simulated(const PlanResult& r) {
 
 std::string header(const PlanResult& r) {
   std::string out = fmt::format(
-      "epsim plan: {} on {} ({} NPUs, {} nodes of {}; {} GB HBM and {:.1f} TFLOP/s peak per NPU), global batch {} x "
+      "epsim plan: {} on {} ({} NPUs, {} node{} of {}; {} GB HBM and {:.1f} TFLOP/s peak per NPU), global batch {} x "
       "{} tokens\n",
-      r.workload, r.platform, r.npus, r.npus / r.npus_per_node, r.npus_per_node, gb(r.hbm_bytes), r.peak_flops / 1e12,
+      r.workload, r.platform, r.npus, r.npus / r.npus_per_node, r.npus == r.npus_per_node ? "" : "s", r.npus_per_node, gb(r.hbm_bytes), r.peak_flops / 1e12,
       r.global_batch, r.sequence_length);
   const long long checked = static_cast<long long>(r.candidates.size());
   out += fmt::format("  layouts    {} considered, {} fail a cheap check, {} checked as `epsim run` would, {} simulated\n",

@@ -270,8 +270,11 @@ PlanResult plan_layouts(const PlanRequest& r) {
   std::optional<std::size_t> own;
   for (std::size_t i = 0; i < candidates.size(); ++i)
     if (candidates[i].layout.name() == out.own_name) own = i;
-  if (!own)
-    out.own_missing = "not among the enumerated layouts (the cheap checks or the dimensions' values leave it out)";
+  if (!own && base.parallel.world() != out.npus)
+    out.own_missing = fmt::format("not among the layouts: it runs on {} ranks, the plan fills {} NPUs (--npus)",
+                                  base.parallel.world(), out.npus);
+  else if (!own)
+    out.own_missing = "not among the layouts: a cheap check or the dimensions' values leave it out";
   else if (candidates[*own].status != PlanStatus::kSimulated)
     out.own_missing = "refused: " + prune_reason(candidates[*own]);
   if (own) candidates[*own].own = true;
