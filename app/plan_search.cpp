@@ -287,8 +287,9 @@ PlanResult plan_layouts(const PlanRequest& r) {
     return candidates[a].layout < candidates[b].layout;
   });
   if (r.progress)
-    r.progress(fmt::format("{}: {} valid layouts fit; simulating the best bounds first ({} at once)", r.base.platform,
-                           order.size(), std::max(1, r.parallel)));
+    r.progress(fmt::format("{}: {} valid layouts fit; simulating {}the best bounds first ({} at once)",
+                           r.base.platform, order.size() + (own ? 1 : 0), own ? "the workload's own layout, then " : "",
+                           std::max(1, r.parallel)));
   // Every eligible candidate is marked not run until its child reports.
   for (std::size_t i : order) candidates[i].status = PlanStatus::kNotSimulated;
   simulate_in_order(r, platform, candidates, order, own);
