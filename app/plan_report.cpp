@@ -56,7 +56,9 @@ std::string row(const PlanResult& r, const PlanCandidate& c, std::size_t rank, s
 std::string own_line(const std::vector<const PlanCandidate*>& rows, const PlanResult& r) {
   if (!r.own_missing.empty()) return fmt::format("* the workload's own layout, {}: {}\n", r.own_name, r.own_missing);
   for (std::size_t i = 0; i < rows.size(); ++i)
-    if (rows[i]->own)
+    if (rows[i]->own && i == 0)
+      return fmt::format("* the workload's own layout: #1 of {} simulated, the fastest found\n", rows.size());
+    else if (rows[i]->own)
       return fmt::format("* the workload's own layout: #{} of {} simulated, {:+.2f} % step time against #1\n", i + 1,
                          rows.size(), 100 * (rows[i]->step->step_s / rows[0]->step->step_s - 1));
   return fmt::format("* the workload's own layout, {}: failed to simulate\n", r.own_name);
