@@ -79,7 +79,9 @@ RunRequest layout_request(const PlanRequest& r, const PlanPlatform& platform, co
   return request;
 }
 
-// The loader's and the run's verdict on one layout; its bound and memory when it loads.
+// The loader's and the run's verdict on one layout; its bound and memory
+// when it loads. The workload is read twice, here for the bound and the
+// memory and inside check_job, so that the verdict is exactly `run`'s.
 PlanCandidate check_candidate(const PlanRequest& r, const PlanPlatform& platform, const PlanLayout& l) {
   PlanCandidate c;
   c.layout = l;
