@@ -93,7 +93,7 @@ Command add_plan_command(CLI::App& epsim) {
       ->check(integer_in(1, 1 << 20))
       ->capture_default_str();
   cmd->add_option("-j,--jobs", state->jobs, "layouts simulated at once, each in a child process")
-      ->check(integer_in(1, 256))
+      ->check(integer_in(1, 1024))
       ->capture_default_str();
   cmd->add_flag("--json", state->json, "print every checked layout as JSON (tools/plot_plan.py reads it)");
   cmd->add_flag("-q,--quiet", state->quiet, "no progress lines on stderr");
