@@ -104,7 +104,13 @@ PlanCandidate check_candidate(const PlanRequest& r, const PlanPlatform& platform
 
 nlohmann::json step_json(const sim::Report& report) {
   nlohmann::json phases = nlohmann::json::array();
-  for (const sim::ReportRow& row : report.phases) phases.push_back({row.name, row.sim_s});
+  // Over every rank, not only those that run the kind (a report's compute
+  // rows are means over their ranks): layouts with different pipeline
+  // splits compare like for like.
+  for (const sim::ReportRow& row : report.phases)
+    phases.push_back({row.name, row.ranks_running > 0 && report.ranks > 0
+                                    ? row.sim_s * row.ranks_running / report.ranks
+                                    : row.sim_s});
   return {{"step_s", report.step.sim_s},
           {"replay_bound_s", report.step.bound_s},
           {"tokens_per_s_per_npu", report.has_throughput ? report.throughput.tokens_per_s_per_npu : 0.0},

@@ -40,7 +40,7 @@ struct PlanStep {
   double mfu = 0;
   double exposed_comm_s = 0;  // mean per rank: communication while the compute stream is idle
   double bubble_s = 0;        // mean per rank: idle waiting for the neighbouring stage
-  std::vector<std::pair<std::string, double>> phases;  // mean per rank, the report's phase rows
+  std::vector<std::pair<std::string, double>> phases;  // the report's phase rows, mean over every rank
 };
 
 // Why a layout was not simulated, or that it was.
