@@ -73,13 +73,15 @@ workloads::WorkloadSpec largest_replay(const StepPlan& plan) {
   return plan.steady ? with_micro_batches(plan.replayed, plan.steady->first + plan.steady->delta) : plan.replayed;
 }
 
-CheckedJob checked_job(const RunRequest& r, const SplitOverrides& overrides, const sim::ReplayOptions& options) {
+// `platform`: the platform's verdict when the caller has it, else checked here.
+CheckedJob checked_job(const RunRequest& r, const SplitOverrides& overrides, const sim::ReplayOptions& options,
+                       const sim::PlatformShape* platform = nullptr) {
   CheckedJob job{workloads::load_workload(r.workload, overrides.workload), {}, {}};
   const workloads::WorkloadSpec& w = job.workload;
   check_fidelity(options, w);
   job.plan = plan_step(w, r.exact);
   // check_platform runs an XML's checks in a child process.
-  job.platform = sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform});
+  job.platform = platform ? *platform : sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform});
   sim::check_ranks_fit(job.platform, w.parallel.world(), w.parallel.ranks_per_node);
   const workloads::WorkloadSpec largest = largest_replay(job.plan);
   workloads::check_traffic_memory(largest);
@@ -194,6 +196,11 @@ RunOutcome run_job(const RunRequest& r, const RunProgress& progress) {
 
 double check_job(const RunRequest& r) {
   const CheckedJob job = checked_job(r, split_overrides(r), replay_options(r));
+  return sim::estimate_run_memory(job.platform, largest_replay(job.plan)).total_bytes();
+}
+
+double check_job(const RunRequest& r, const sim::PlatformShape& platform) {
+  const CheckedJob job = checked_job(r, split_overrides(r), replay_options(r), &platform);
   return sim::estimate_run_memory(job.platform, largest_replay(job.plan)).total_bytes();
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/option_names.hpp"
+#include "sim/platform/platform_loader.hpp"
 #include "sim/simulate.hpp"
 #include "workloads/task_graph.hpp"
 #include "workloads/workload_spec.hpp"
@@ -65,5 +66,10 @@ RunOutcome run_job(const RunRequest& request, const RunProgress& progress = {});
 // in a child process); returns the run's memory estimate in bytes
 // (sim/run_memory.hpp), of what it will replay.
 double check_job(const RunRequest& request);
+
+// The same on a platform already checked: `platform` is sim::check_platform's
+// verdict on the request's platform and its overrides (a command checking
+// many layouts on one cluster checks the cluster once).
+double check_job(const RunRequest& request, const sim::PlatformShape& platform);
 
 }  // namespace epsim::app

@@ -21,5 +21,6 @@ Command add_run_command(CLI::App& epsim);       // cmd_run.cpp
 Command add_sweep_command(CLI::App& epsim);     // cmd_sweep.cpp
 Command add_validate_command(CLI::App& epsim);  // cmd_validate.cpp
 Command add_collective_command(CLI::App& epsim);  // cmd_collective.cpp
+Command add_plan_command(CLI::App& epsim);        // cmd_plan.cpp
 
 }  // namespace epsim::tools

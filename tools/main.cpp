@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
       tools::add_sweep_command(epsim_app),
       tools::add_validate_command(epsim_app),
       tools::add_collective_command(epsim_app),
+      tools::add_plan_command(epsim_app),
   };
 
   try {

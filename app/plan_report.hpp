@@ -1,0 +1,30 @@
+// What `epsim plan` prints: per cluster the ranked table of simulated
+// layouts with what was pruned and why, the reason the best beats the
+// runner-up, the best per cluster side by side; JSON for scripts
+// (tools/plot_plan.py); and a sweep spec over the survivors (docs/sweep.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/plan_search.hpp"
+
+namespace epsim::app {
+
+// The tables, `top` ranked rows per cluster (at least 1).
+std::string format_plan(const std::vector<PlanResult>& results, int top);
+
+// Every candidate the loader saw, with its status, bound, memory and step.
+std::string format_plan_json(const std::vector<PlanResult>& results);
+
+// Why the best layout beats the runner-up: the differing keys and the
+// phases (and exposed communication, bubble) whose mean time per rank
+// differs most. "" with fewer than two simulated layouts.
+std::string explain_best(const PlanResult& result);
+
+// A sweep spec (docs/sweep.md) over `result`'s layouts that passed every
+// check (simulated or not), best bound first: one point per layout, the
+// layout's keys as zipped axes. `overrides`: the plan's --set, kept as base.set.
+std::string format_plan_sweep(const PlanResult& result, const std::vector<std::string>& overrides);
+
+}  // namespace epsim::app
