@@ -15,6 +15,14 @@
 using namespace epsim;
 using namespace epsim::sim;
 
+// A step's time, its bound and its busiest links' bytes, to every digit:
+// two builds of one platform must print the same text.
+static std::string timings_text(const Simulation& s) {
+  std::string out = fmt::format("{:.17g} {:.17g}", s.timeline.step_s, s.bounds.step_s);
+  for (const LinkRow& l : s.report.busiest_links) out += fmt::format(" {}={:.17g}", l.link, l.bytes);
+  return out;
+}
+
 TEST_CASE("the flattened A2 platform gives its zoned XML export's step, bounds and link bytes") {
   const topology::ClusterSpec cluster = topology::load_cluster_spec("a2", {"node.count=2"});
   testing::MoeShape shape;
@@ -38,9 +46,7 @@ TEST_CASE("the flattened A2 platform gives its zoned XML export's step, bounds a
                                               "compute.elementwise=1",  "compute.optimizer=1",
                                               "compute.launch_overhead=\"0us\""};
       Simulation s = flat ? simulate(PlatformRequest{"a2", plain}, graph) : simulate(xml, graph);
-      std::string out = fmt::format("{:.17g} {:.17g}", s.timeline.step_s, s.bounds.step_s);
-      for (const LinkRow& l : s.report.busiest_links) out += fmt::format(" {}={:.17g}", l.link, l.bytes);
-      return out;
+      return timings_text(s);
     });
   };
   const std::string flat = run(true), zoned = run(false);
@@ -63,9 +69,7 @@ TEST_CASE("the zoned build of large clusters gives the flat build's step, bounds
       OpenPlatform open = open_platform(cluster, {}, flat);
       const ReplayOptions options = resolve_for(open.loaded, graph, {});
       const Simulation s = simulate_on(open, graph, options);
-      std::string out = fmt::format("{:.17g} {:.17g}", s.timeline.step_s, s.bounds.step_s);
-      for (const LinkRow& l : s.report.busiest_links) out += fmt::format(" {}={:.17g}", l.link, l.bytes);
-      return out;
+      return timings_text(s);
     });
   };
   const std::string flat = run(true), zoned = run(false);
