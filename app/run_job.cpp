@@ -73,6 +73,10 @@ workloads::WorkloadSpec largest_replay(const StepPlan& plan) {
   return plan.steady ? with_micro_batches(plan.replayed, plan.steady->first + plan.steady->delta) : plan.replayed;
 }
 
+// The micro-batches of routing held beside a replay's own: the first
+// steady-state replay's draws, kept for the next (run_job).
+int kept_micro_batches(const StepPlan& plan) { return plan.steady ? plan.steady->first : 0; }
+
 // `platform`: the platform's verdict when the caller has it, else checked here.
 CheckedJob checked_job(const RunRequest& r, const SplitOverrides& overrides, const sim::ReplayOptions& options,
                        const sim::PlatformShape* platform = nullptr) {
@@ -85,7 +89,7 @@ CheckedJob checked_job(const RunRequest& r, const SplitOverrides& overrides, con
   sim::check_ranks_fit(job.platform, w.parallel.world(), w.parallel.ranks_per_node);
   const workloads::WorkloadSpec largest = largest_replay(job.plan);
   workloads::check_traffic_memory(largest);
-  sim::check_run_memory(job.platform, largest);
+  sim::check_run_memory(job.platform, largest, kept_micro_batches(job.plan));
   if (job.platform.cluster)
     sim::enforce_memory_fit(memory_request(w), job.platform.cluster->npu.hbm_capacity_bytes);
   return job;
@@ -149,7 +153,8 @@ RunOutcome run_job(const RunRequest& r, const RunProgress& progress) {
   const sim::MemoryRequest memory = memory_request(w);
   const StepPlan& plan = job.plan;
   // A steady state not reached falls back to every micro-batch: the memory that needs, checked then.
-  const sim::RunMemory fallback_memory = sim::estimate_run_memory(job.platform, plan.replayed);
+  const sim::RunMemory fallback_memory =
+      sim::estimate_run_memory(job.platform, plan.replayed, kept_micro_batches(plan));
 
   if (progress) progress({"loading the platform", 0, 0});
   sim::OpenPlatform open = sim::open_platform(std::move(job.platform), engine);
@@ -169,10 +174,14 @@ RunOutcome run_job(const RunRequest& r, const RunProgress& progress) {
                                    why, fallback_memory.total_bytes() / kBytesPerGiB, memory_limit_clause()));
   };
   if (progress) options.on_progress = [&](double sim_s, double done) { progress({phase, sim_s, done}); };
-  // One replay of `spec` on the open platform, its routing drawn while it runs.
+  // One replay of `spec` on the open platform, its routing drawn while it
+  // runs. The first of a steady state's replays keeps its layers; the
+  // next (and a fallback to every micro-batch) takes them instead of drawing.
+  workloads::KeptRouting kept;
   const ReplaySpec replay = [&](const workloads::WorkloadSpec& spec, const sim::Scenario& about) {
     Replayed run;
-    workloads::RoutingStream routing(spec);
+    const bool first_of_two = plan.steady && spec.parallel.micro_batches == plan.steady->first;
+    workloads::RoutingStream routing(spec, 0, &kept, first_of_two ? &kept : nullptr);
     run.graph = workloads::build_task_graph(spec, routing.placeholder());
     if (!resolved) options = sim::resolve_for(open.loaded, run.graph, options, &shared);
     resolved = true;
@@ -196,12 +205,12 @@ RunOutcome run_job(const RunRequest& r, const RunProgress& progress) {
 
 double check_job(const RunRequest& r) {
   const CheckedJob job = checked_job(r, split_overrides(r), replay_options(r));
-  return sim::estimate_run_memory(job.platform, largest_replay(job.plan)).total_bytes();
+  return sim::estimate_run_memory(job.platform, largest_replay(job.plan), kept_micro_batches(job.plan)).total_bytes();
 }
 
 double check_job(const RunRequest& r, const sim::PlatformShape& platform) {
   const CheckedJob job = checked_job(r, split_overrides(r), replay_options(r), &platform);
-  return sim::estimate_run_memory(job.platform, largest_replay(job.plan)).total_bytes();
+  return sim::estimate_run_memory(job.platform, largest_replay(job.plan), kept_micro_batches(job.plan)).total_bytes();
 }
 
 }  // namespace epsim::app

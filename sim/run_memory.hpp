@@ -25,11 +25,15 @@ struct RunMemory {
 inline constexpr double kReplayBytesPerRankMicroBatchLayer = 8.5e3;
 double replay_memory_bytes(const workloads::WorkloadSpec& workload);
 
-RunMemory estimate_run_memory(const PlatformShape& platform, const workloads::WorkloadSpec& workload);
+// `kept_micro_batches`: routing of that many more micro-batches held
+// beside the replay's own (an earlier replay's draws, reused).
+RunMemory estimate_run_memory(const PlatformShape& platform, const workloads::WorkloadSpec& workload,
+                              int kept_micro_batches = 0);
 
 // Throws InputError above the limit: the platform alone as
 // check_platform_memory does, else the sum at the larger term's key
 // (node.count or parallel.ep), naming both terms.
-void check_run_memory(const PlatformShape& platform, const workloads::WorkloadSpec& workload);
+void check_run_memory(const PlatformShape& platform, const workloads::WorkloadSpec& workload,
+                      int kept_micro_batches = 0);
 
 }  // namespace epsim::sim

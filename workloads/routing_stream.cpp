@@ -27,13 +27,50 @@ RoutingSample without_counts(const RoutingSample& s) {
   return shape;
 }
 
+std::size_t counts_bytes(const LayerRouting& l) {
+  return sizeof(std::int32_t) * (l.traffic.tokens.size() + l.traffic.node_tokens.size() + l.expert_tokens.size());
+}
+
 }  // namespace
 
-RoutingStream::RoutingStream(const WorkloadSpec& w, int threads)
+void KeptRouting::keep(const LayerRouting& layer) { layers_.try_emplace({layer.layer, layer.micro_batch}, layer); }
+
+const LayerRouting* KeptRouting::find(const LayerRouting& shape) const {
+  const auto it = layers_.find({shape.layer, shape.micro_batch});
+  if (it == layers_.end()) return nullptr;
+  const LayerRouting& l = it->second;
+  const bool same_shape = l.traffic.ranks == shape.traffic.ranks &&
+                          l.traffic.ranks_per_node == shape.traffic.ranks_per_node &&
+                          l.traffic.tokens_per_rank == shape.traffic.tokens_per_rank &&
+                          l.traffic.selections_per_rank == shape.traffic.selections_per_rank &&
+                          l.traffic.tokens.size() == shape.traffic.tokens.size() &&
+                          l.traffic.node_tokens.size() == shape.traffic.node_tokens.size() &&
+                          l.expert_tokens.size() == shape.expert_tokens.size();
+  return same_shape ? &l : nullptr;
+}
+
+std::size_t KeptRouting::bytes() const {
+  std::size_t total = 0;
+  for (const auto& kept : layers_) total += counts_bytes(kept.second);
+  return total;
+}
+
+RoutingStream::RoutingStream(const WorkloadSpec& w, int threads, const KeptRouting* drawn_before, KeptRouting* keep)
     : jobs_(w),
+      keep_(keep),
       claimed_(static_cast<std::size_t>(jobs_.count())),
       done_(static_cast<std::size_t>(jobs_.count()), 0) {
   placeholder_ = without_counts(jobs_.sample());
+  if (drawn_before != nullptr) {
+    for (int job = 0; job < jobs_.count(); ++job) {
+      LayerRouting& layer = jobs_.sample().layers[static_cast<std::size_t>(job)];
+      if (const LayerRouting* drawn = drawn_before->find(layer)) {
+        layer = *drawn;
+        claimed_[static_cast<std::size_t>(job)] = true;
+        done_[static_cast<std::size_t>(job)] = 1;
+      }
+    }
+  }
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // The caller draws too whenever it waits: one thread fewer keeps every
   // core busy without taking one from it while it works.
@@ -93,11 +130,15 @@ void RoutingStream::wait(int job) {
 
 LayerRouting RoutingStream::take(int job) {
   wait(job);
-  return std::move(jobs_.sample().layers[static_cast<std::size_t>(job)]);
+  LayerRouting& layer = jobs_.sample().layers[static_cast<std::size_t>(job)];
+  if (keep_ != nullptr) keep_->keep(layer);
+  return std::move(layer);
 }
 
 RoutingSample RoutingStream::take() {
   for (int job = 0; job < jobs_.count(); ++job) wait(job);
+  if (keep_ != nullptr)
+    for (const LayerRouting& layer : jobs_.sample().layers) keep_->keep(layer);
   return std::move(jobs_.sample());
 }
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -17,11 +18,30 @@
 
 namespace epsim::workloads {
 
+// The layers a stream handed out, kept for a later stream of the same
+// workload with more micro-batches (a pipeline's steady state replays the
+// step twice): a job's draw depends only on the routing seed, its layer,
+// its micro-batch and its source ranks (routing_sampler.hpp), so a kept
+// layer is exactly the one that stream would draw, and it is not drawn again.
+class KeptRouting {
+ public:
+  void keep(const LayerRouting& layer);
+  // The kept layer of that model layer and micro-batch, if it has `shape`'s counts' shape.
+  const LayerRouting* find(const LayerRouting& shape) const;
+  std::size_t bytes() const;
+
+ private:
+  std::map<std::pair<int, int>, LayerRouting> layers_;  // by (model layer, micro-batch)
+};
+
 class RoutingStream {
  public:
   // Starts drawing at once. `threads`: threads in all, counting the
-  // caller's while it waits (0: one per core).
-  explicit RoutingStream(const WorkloadSpec& w, int threads = 0);
+  // caller's while it waits (0: one per core). The layers `drawn_before`
+  // holds are taken from it rather than drawn; with `keep`, every layer
+  // handed out is kept there too.
+  explicit RoutingStream(const WorkloadSpec& w, int threads = 0, const KeptRouting* drawn_before = nullptr,
+                         KeptRouting* keep = nullptr);
   ~RoutingStream();  // stops after the jobs under way
   RoutingStream(const RoutingStream&) = delete;
   RoutingStream& operator=(const RoutingStream&) = delete;
@@ -44,6 +64,7 @@ class RoutingStream {
   void wait(int job);
 
   RoutingJobs jobs_;
+  KeptRouting* keep_;
   RoutingSample placeholder_;
   std::vector<std::atomic<bool>> claimed_;
   std::vector<char> done_;  // guarded by mutex_

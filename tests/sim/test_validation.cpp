@@ -32,10 +32,19 @@ using namespace epsim::sim;
 namespace {
 
 // A file the test writes, in the temporary folder (tests run from the source
-// tree, which must stay clean), named per process.
-std::string scratch_file(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / fmt::format("epsim-{}-{}", ::getpid(), name)).string();
-}
+// tree, which must stay clean), named per process and removed when the test
+// is done with it.
+struct ScratchFile {
+  explicit ScratchFile(const std::string& name)
+      : path((std::filesystem::temp_directory_path() / fmt::format("epsim-{}-{}", ::getpid(), name)).string()) {}
+  ~ScratchFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+  }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  const std::string path;
+};
 
 }  // namespace
 
@@ -326,7 +335,8 @@ TEST_CASE("DeepEP validation: `run` on the written platform times the kernels as
   // --write-platform's round trip: validate calibrates and writes the
   // platform; run's path (simulate()) on that file, at the EP16 row's
   // routing and bytes, gives validate's dispatch and combine times within 1 %.
-  const std::string file = scratch_file("validate_written_platform_roundtrip.toml");
+  const ScratchFile scratch("validate_written_platform_roundtrip.toml");
+  const std::string& file = scratch.path;
   const std::string validate = testing::in_child([&] {
     DeepEpValidationOptions o;
     o.eps = {8, 16, 32};
@@ -377,7 +387,8 @@ TEST_CASE("measurement files: the shipped DeepEP file is the H800 table, its pre
 TEST_CASE("measurement files: a row measured in microseconds calibrates and predicts on kernel time") {
   // EP8 given as DeepEP's dispatch time instead of its bandwidth: the same
   // calibration (160.28 MB counted / 1047.6 us = 153 GB/s), error on time.
-  const std::string file = scratch_file("measured_in_us.toml");
+  const ScratchFile scratch("measured_in_us.toml");
+  const std::string& file = scratch.path;
   std::ofstream(file) << "schema = 1\nsource = \"test\"\nplatform = \"h800\"\n"
                          "[shape]\ntokens_per_rank = 4096\nhidden = 7168\nexperts = 256\ntop_k = 8\nnode_limit = 4\n"
                          "dispatch = \"fp8\"\ncombine = \"bf16\"\nkernel = \"normal\"\ncounting = \"node\"\n"

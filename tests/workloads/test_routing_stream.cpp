@@ -109,3 +109,49 @@ TEST_CASE("a graph built from the placeholder and filled job by job is the graph
     }
   }
 }
+
+TEST_CASE("a stream of more micro-batches takes the layers an earlier stream kept, and gives the same sample",
+          "[routing][stream]") {
+  for (WorkloadSpec w : shapes()) {
+    WorkloadSpec longer = w;
+    longer.parallel.micro_batches = w.parallel.micro_batches + 2;
+    const RoutingSample fresh = sample_routing(longer, 2);
+    KeptRouting kept;
+    {
+      RoutingStream first(w, 2, nullptr, &kept);
+      for (int job = 0; job < first.jobs(); ++job) first.take(job);
+    }
+    const std::size_t kept_bytes = kept.bytes();
+    CHECK(kept_bytes > 0);
+    RoutingStream second(longer, 2, &kept, &kept);
+    REQUIRE(second.jobs() == static_cast<int>(fresh.layers.size()));
+    for (int job = 0; job < second.jobs(); ++job)
+      check_same_layer(second.take(job), fresh.layers[static_cast<std::size_t>(job)]);
+    // The longer stream's own layers are kept too: every layer's counts are the same size.
+    CHECK(kept.bytes() * static_cast<std::size_t>(w.parallel.micro_batches) ==
+          kept_bytes * static_cast<std::size_t>(longer.parallel.micro_batches));
+  }
+}
+
+TEST_CASE("a kept layer of another shape is drawn again", "[routing][stream]") {
+  const WorkloadSpec w = shapes().front();
+  WorkloadSpec fewer_tokens = w;
+  fewer_tokens.parallel.tokens_per_micro_batch /= 2;
+  KeptRouting kept;
+  RoutingStream(fewer_tokens, 1, nullptr, &kept).take();
+  const RoutingSample fresh = sample_routing(w, 1);
+  const RoutingSample again = RoutingStream(w, 1, &kept).take();
+  for (std::size_t i = 0; i < fresh.layers.size(); ++i) check_same_layer(again.layers[i], fresh.layers[i]);
+}
+
+TEST_CASE("a kept layer is taken, not drawn again", "[routing][stream]") {
+  const WorkloadSpec w = shapes().front();
+  RoutingSample marked = sample_routing(w, 1);
+  LayerRouting& second_layer = marked.layers[1];
+  second_layer.expert_tokens[0] += 1000;  // no draw gives this
+  KeptRouting kept;
+  kept.keep(second_layer);
+  RoutingStream stream(w, 2, &kept);
+  CHECK(stream.take(1).expert_tokens[0] == second_layer.expert_tokens[0]);
+  check_same_layer(stream.take(0), marked.layers[0]);
+}
