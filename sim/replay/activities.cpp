@@ -50,47 +50,70 @@ std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const Platf
     at.push_back(interior.size());
   }
   auto links_of = [&](std::size_t k) { return std::make_pair(interior.begin() + at[k], interior.begin() + at[k + 1]); };
+  // Per-link and per-NPU figures over the links and NPUs the round touches
+  // only (a round is called per dispatch/combine round: the platform's every
+  // link would cost more than the round), ascending, found by bisection.
+  std::vector<int> links = interior;
+  std::sort(links.begin(), links.end());
+  links.erase(std::unique(links.begin(), links.end()), links.end());
+  auto link_index = [&](int l) { return static_cast<std::size_t>(std::lower_bound(links.begin(), links.end(), l) - links.begin()); };
+  std::vector<int> npus;
+  for (const Transfer& t : transfers) {
+    npus.push_back(t.src_npu);
+    npus.push_back(t.dst_npu);
+  }
+  std::sort(npus.begin(), npus.end());
+  npus.erase(std::unique(npus.begin(), npus.end()), npus.end());
+  auto npu_index = [&](int n) { return static_cast<std::size_t>(std::lower_bound(npus.begin(), npus.end(), n) - npus.begin()); };
   // A link a staying transfer crosses keeps every transfer crossing it
   // (leaving would change that link's bytes): repeat until none changes.
-  std::vector<char> pinned(platform.links.size(), 0);
+  std::vector<char> pinned(links.size(), 0);
   for (std::size_t k = 0; k < count; ++k)
     if (!leaves[k])
-      for (auto [l, end] = links_of(k); l != end; ++l) pinned[*l] = 1;
+      for (auto [l, end] = links_of(k); l != end; ++l) pinned[link_index(*l)] = 1;
   for (bool changed = true; changed;) {
     changed = false;
     for (std::size_t k = 0; k < count; ++k) {
       if (!leaves[k]) continue;
       auto [first, last] = links_of(k);
-      if (std::none_of(first, last, [&](int l) { return pinned[l] != 0; })) continue;
+      if (std::none_of(first, last, [&](int l) { return pinned[link_index(l)] != 0; })) continue;
       leaves[k] = 0;
       changed = true;
-      for (auto l = first; l != last; ++l) pinned[*l] = 1;
+      for (auto l = first; l != last; ++l) pinned[link_index(*l)] = 1;
     }
   }
   // Bytes on each link the leaving transfers alone cross, and on each HBM.
-  std::vector<double> link_bytes(platform.links.size(), 0.0);
-  std::vector<double> hbm_bytes(platform.npus.size(), 0.0);  // by NPU
   if (std::find(leaves.begin(), leaves.end(), 1) == leaves.end()) return transfers;
+  std::vector<double> link_bytes(links.size(), 0.0);
+  std::vector<double> hbm_bytes(npus.size(), 0.0);
   for (std::size_t k = 0; k < count; ++k) {
     if (!leaves[k]) continue;
-    for (auto [l, end] = links_of(k); l != end; ++l) link_bytes[*l] += transfers[k].bytes;
-    hbm_bytes[transfers[k].src_npu] += transfers[k].bytes;
-    hbm_bytes[transfers[k].dst_npu] += transfers[k].bytes;
+    for (auto [l, end] = links_of(k); l != end; ++l) link_bytes[link_index(*l)] += transfers[k].bytes;
+    hbm_bytes[npu_index(transfers[k].src_npu)] += transfers[k].bytes;
+    hbm_bytes[npu_index(transfers[k].dst_npu)] += transfers[k].bytes;
   }
-  std::size_t tightest = 0;
-  for (std::size_t l = 1; l < link_bytes.size(); ++l)
-    if (link_bytes[l] / platform.links[l].bandwidth_Bps > link_bytes[tightest] / platform.links[tightest].bandwidth_Bps)
-      tightest = l;
+  // The tightest link (largest bytes / bandwidth; the lowest id on ties, and
+  // link 0 when no link carries bytes, as a pass over every link would find).
+  auto load_of = [&](std::size_t i) { return link_bytes[i] / platform.links[static_cast<std::size_t>(links[i])].bandwidth_Bps; };
+  int tightest = 0;
+  double tightest_load = !links.empty() && links.front() == 0 ? load_of(0) : 0.0;
+  double bytes = !links.empty() && links.front() == 0 ? link_bytes[0] : 0.0;
+  for (std::size_t i = 0; i < links.size(); ++i)
+    if (links[i] != 0 && load_of(i) > tightest_load) {
+      tightest = links[i];
+      tightest_load = load_of(i);
+      bytes = link_bytes[i];
+    }
   // The stand-in: a leaving transfer over the tightest link whose other
   // links are no narrower (so it binds nowhere else first) and whose HBMs'
   // loopbacks hold the bytes it takes back.
-  const double bytes = link_bytes[tightest];
-  const double capacity_Bps = platform.links[tightest].bandwidth_Bps;
+  const double capacity_Bps = platform.links[static_cast<std::size_t>(tightest)].bandwidth_Bps;
   std::size_t stand_in = count;
   for (std::size_t k = 0; k < count && stand_in == count; ++k) {
     auto [first, last] = links_of(k);
-    if (!leaves[k] || std::find(first, last, static_cast<int>(tightest)) == last) continue;
-    const bool fits = hbm_bytes[transfers[k].src_npu] >= bytes && hbm_bytes[transfers[k].dst_npu] >= bytes &&
+    if (!leaves[k] || std::find(first, last, tightest) == last) continue;
+    const bool fits = hbm_bytes[npu_index(transfers[k].src_npu)] >= bytes &&
+                      hbm_bytes[npu_index(transfers[k].dst_npu)] >= bytes &&
                       std::all_of(first, last, [&](int l) { return platform.links[l].bandwidth_Bps >= capacity_Bps; });
     if (fits) stand_in = k;
   }
@@ -100,8 +123,8 @@ std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const Platf
   if (stand_in < count) {
     const Transfer& s = transfers[stand_in];
     out.push_back({s.src_npu, s.dst_npu, bytes});
-    hbm_bytes[s.src_npu] -= bytes;
-    hbm_bytes[s.dst_npu] -= bytes;
+    hbm_bytes[npu_index(s.src_npu)] -= bytes;
+    hbm_bytes[npu_index(s.dst_npu)] -= bytes;
   } else {
     // No one transfer can stand for the tightest link (skewed traffic: its
     // bytes come from many senders): every leaving transfer crossing it
@@ -109,14 +132,14 @@ std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const Platf
     // private links carry less than they did, so stay no tighter.
     for (std::size_t k = 0; k < count; ++k) {
       auto [first, last] = links_of(k);
-      if (!leaves[k] || std::find(first, last, static_cast<int>(tightest)) == last) continue;
+      if (!leaves[k] || std::find(first, last, tightest) == last) continue;
       out.push_back(transfers[k]);
-      hbm_bytes[transfers[k].src_npu] -= transfers[k].bytes;
-      hbm_bytes[transfers[k].dst_npu] -= transfers[k].bytes;
+      hbm_bytes[npu_index(transfers[k].src_npu)] -= transfers[k].bytes;
+      hbm_bytes[npu_index(transfers[k].dst_npu)] -= transfers[k].bytes;
     }
   }
-  for (std::size_t npu = 0; npu < hbm_bytes.size(); ++npu)
-    if (hbm_bytes[npu] > 0) out.push_back({static_cast<int>(npu), static_cast<int>(npu), hbm_bytes[npu]});
+  for (std::size_t i = 0; i < npus.size(); ++i)
+    if (hbm_bytes[i] > 0) out.push_back({npus[i], npus[i], hbm_bytes[i]});
   return out;
 }
 
