@@ -51,20 +51,36 @@ std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const Platf
   }
   auto links_of = [&](std::size_t k) { return std::make_pair(interior.begin() + at[k], interior.begin() + at[k + 1]); };
   // Per-link and per-NPU figures over the links and NPUs the round touches
-  // only (a round is called per dispatch/combine round: the platform's every
-  // link would cost more than the round), ascending, found by bisection.
-  std::vector<int> links = interior;
-  std::sort(links.begin(), links.end());
-  links.erase(std::unique(links.begin(), links.end()), links.end());
-  auto link_index = [&](int l) { return static_cast<std::size_t>(std::lower_bound(links.begin(), links.end(), l) - links.begin()); };
-  std::vector<int> npus;
+  // only: the platform's every link, zeroed per call, costs more than a
+  // round on large platforms. Each gets a compact slot from a table per
+  // thread, reset on the way out.
+  thread_local std::vector<int> link_slot, npu_slot;
+  link_slot.resize(std::max(link_slot.size(), platform.links.size()), -1);
+  npu_slot.resize(std::max(npu_slot.size(), platform.npus.size()), -1);
+  std::vector<int> links, npus;  // by slot
+  auto slot_in = [](std::vector<int>& table, std::vector<int>& ids, int id) {
+    int& slot = table[static_cast<std::size_t>(id)];
+    if (slot < 0) {
+      slot = static_cast<int>(ids.size());
+      ids.push_back(id);
+    }
+    return static_cast<std::size_t>(slot);
+  };
+  for (int l : interior) slot_in(link_slot, links, l);
   for (const Transfer& t : transfers) {
-    npus.push_back(t.src_npu);
-    npus.push_back(t.dst_npu);
+    slot_in(npu_slot, npus, t.src_npu);
+    slot_in(npu_slot, npus, t.dst_npu);
   }
-  std::sort(npus.begin(), npus.end());
-  npus.erase(std::unique(npus.begin(), npus.end()), npus.end());
-  auto npu_index = [&](int n) { return static_cast<std::size_t>(std::lower_bound(npus.begin(), npus.end(), n) - npus.begin()); };
+  struct Reset {
+    const std::vector<int>& links;
+    const std::vector<int>& npus;
+    ~Reset() {
+      for (int l : links) link_slot[static_cast<std::size_t>(l)] = -1;
+      for (int n : npus) npu_slot[static_cast<std::size_t>(n)] = -1;
+    }
+  } reset{links, npus};
+  auto link_index = [&](int l) { return static_cast<std::size_t>(link_slot[static_cast<std::size_t>(l)]); };
+  auto npu_index = [&](int n) { return static_cast<std::size_t>(npu_slot[static_cast<std::size_t>(n)]); };
   // A link a staying transfer crosses keeps every transfer crossing it
   // (leaving would change that link's bytes): repeat until none changes.
   std::vector<char> pinned(links.size(), 0);
@@ -94,16 +110,17 @@ std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const Platf
   }
   // The tightest link (largest bytes / bandwidth; the lowest id on ties, and
   // link 0 when no link carries bytes, as a pass over every link would find).
-  auto load_of = [&](std::size_t i) { return link_bytes[i] / platform.links[static_cast<std::size_t>(links[i])].bandwidth_Bps; };
+  std::vector<int> ascending = links;
+  std::sort(ascending.begin(), ascending.end());
+  auto load_of = [&](int l) { return link_bytes[link_index(l)] / platform.links[static_cast<std::size_t>(l)].bandwidth_Bps; };
   int tightest = 0;
-  double tightest_load = !links.empty() && links.front() == 0 ? load_of(0) : 0.0;
-  double bytes = !links.empty() && links.front() == 0 ? link_bytes[0] : 0.0;
-  for (std::size_t i = 0; i < links.size(); ++i)
-    if (links[i] != 0 && load_of(i) > tightest_load) {
-      tightest = links[i];
-      tightest_load = load_of(i);
-      bytes = link_bytes[i];
+  double tightest_load = link_slot[0] >= 0 ? load_of(0) : 0.0;
+  for (int l : ascending)
+    if (l != 0 && load_of(l) > tightest_load) {
+      tightest = l;
+      tightest_load = load_of(l);
     }
+  const double bytes = link_slot[static_cast<std::size_t>(tightest)] >= 0 ? link_bytes[link_index(tightest)] : 0.0;
   // The stand-in: a leaving transfer over the tightest link whose other
   // links are no narrower (so it binds nowhere else first) and whose HBMs'
   // loopbacks hold the bytes it takes back.
@@ -138,8 +155,9 @@ std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const Platf
       hbm_bytes[npu_index(transfers[k].dst_npu)] -= transfers[k].bytes;
     }
   }
-  for (std::size_t i = 0; i < npus.size(); ++i)
-    if (hbm_bytes[i] > 0) out.push_back({npus[i], npus[i], hbm_bytes[i]});
+  std::sort(npus.begin(), npus.end());
+  for (int n : npus)
+    if (hbm_bytes[npu_index(n)] > 0) out.push_back({n, n, hbm_bytes[npu_index(n)]});
   return out;
 }
 
