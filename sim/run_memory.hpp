@@ -21,7 +21,7 @@ struct RunMemory {
 // deepseek-v3-pp8 on 32 A2 nodes (256 ranks x 8 x 61/8 layers), 8.45 kB
 // each, rounded up. Against whole runs it errs high: production on 2,048
 // H800 (1,024 ranks replayed x 36 x 61/16) predicts 1.6 GB with the other
-// terms, measured 1.55 GB; TP2 PP8 VPP4 on 1,024 H800 2.9 GB, measured 1.25.
+// terms, measured 1.59 GB; TP2 PP8 VPP4 on 1,024 H800 2.9 GB, measured 1.25.
 inline constexpr double kReplayBytesPerRankMicroBatchLayer = 8.5e3;
 double replay_memory_bytes(const workloads::WorkloadSpec& workload);
 

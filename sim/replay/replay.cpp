@@ -594,7 +594,7 @@ class Driver {
   // (drop_stand_ins), so they stay exact. Marking costs a pass over the
   // rounds running, less than the solver saves even with pipeline stages
   // (whose rounds run beside others' most of the time): on 2,048 H800 with
-  // 16 stages, x0.86 CPU for the whole run (docs/performance.md).
+  // 16 stages, x0.87 CPU for the whole run (docs/performance.md).
   const std::vector<Transfer>* carried_now(CollectiveRun& run, TaskId t, std::size_t p) {
     int own = 0;
     for (int n : run.outstanding) own += n;
