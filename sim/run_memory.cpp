@@ -33,10 +33,11 @@ void check_run_memory(const PlatformShape& platform, const workloads::WorkloadSp
   const workloads::ParallelSpec& p = workload.parallel;
   const std::string problem = fmt::format(
       "the run needs an estimated {:.1f} GiB: platform {:.1f} GiB ({} NPUs) + traffic matrices {:.1f} GiB ({} "
-      "ranks x {} micro-batches) + task graph and replay {:.1f} GiB ({} ranks replayed x {} micro-batches x {} layers / {} stages), {}",
+      "ranks x {} micro-batches) + task graph and replay {:.1f} GiB ({} ranks replayed x {} micro-batches x {} "
+      "layers / {} stages), {}",
       m.total_bytes() / kBytesPerGiB, m.platform_bytes / kBytesPerGiB, platform.nodes * platform.npus_per_node,
-      m.traffic_bytes / kBytesPerGiB, p.ranks(), p.micro_batches + kept_micro_batches, m.replay_bytes / kBytesPerGiB, p.world(), p.micro_batches,
-      workload.model.layers, p.pp, memory_limit_clause());
+      m.traffic_bytes / kBytesPerGiB, p.ranks(), p.micro_batches + kept_micro_batches, m.replay_bytes / kBytesPerGiB,
+      p.world(), p.micro_batches, workload.model.layers, p.pp, memory_limit_clause());
   // Blamed at the largest term's key.
   if (platform.cluster && m.platform_bytes >= m.traffic_bytes && m.platform_bytes >= m.replay_bytes)
     throw InputError(platform.cluster->node.count_given_at, "node.count", problem);

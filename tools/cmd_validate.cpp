@@ -17,8 +17,7 @@ namespace epsim::tools {
 namespace {
 
 struct ValidateState {
-  std::string file;  // empty: the shipped DeepEP H800 file; an end-to-end file goes to app::validate_end_to_end
-  app::KernelValidationRequest kernels;
+  app::KernelValidationRequest kernels;  // its file may be an end-to-end file instead (app::validate_end_to_end)
   std::string output;
   std::string write_platform;
   bool json = false;
@@ -39,9 +38,9 @@ int run_end_to_end(const ValidateState& s) {
   for (const auto& [flag, given] : {std::pair{"--platform", !k.platform.empty()}, {"--set", !k.overrides.empty()},
                                     {"--tokens", k.tokens_per_rank != 0}, {"--nvlink-row", k.nvlink_row != 0},
                                     {"--rdma-row", k.rdma_row != 0}, {"--write-platform", !s.write_platform.empty()}})
-    if (given) throw option_error(flag, "only for kernel tables; " + s.file + " is an end-to-end file");
+    if (given) throw option_error(flag, "only for kernel tables; " + k.file + " is an end-to-end file");
   if (!s.output.empty()) check_output_path("--output", s.output);
-  const app::EndToEndValidation v = app::validate_end_to_end(app::load_end_to_end_file(s.file));
+  const app::EndToEndValidation v = app::validate_end_to_end(app::load_end_to_end_file(k.file));
   const std::string text = s.json ? app::format_end_to_end_json(v) : app::format_end_to_end(v);
   std::cout << text;
   if (!s.output.empty()) write_file("--output", s.output, text);
@@ -49,13 +48,11 @@ int run_end_to_end(const ValidateState& s) {
 }
 
 int run_validate(const ValidateState& s) {
-  if (!s.file.empty() && app::is_end_to_end_file(s.file)) return run_end_to_end(s);
+  if (!s.kernels.file.empty() && app::is_end_to_end_file(s.kernels.file)) return run_end_to_end(s);
   if (s.check) throw option_error("--check", "only for end-to-end files (kind = \"end_to_end\")");
   if (!s.output.empty()) check_output_path("--output", s.output);
   if (!s.write_platform.empty()) check_output_path("--write-platform", s.write_platform);
-  app::KernelValidationRequest request = s.kernels;
-  request.file = s.file;
-  const sim::DeepEpValidation v = app::validate_kernels(request);
+  const sim::DeepEpValidation v = app::validate_kernels(s.kernels);
   // The JSON form checks every figure is finite, for the table too.
   const std::string json = sim::format_deepep_validation_json(v);
   const std::string table = s.json ? json : sim::format_deepep_validation(v);
@@ -71,7 +68,7 @@ Command add_validate_command(CLI::App& epsim) {
   auto state = std::make_shared<ValidateState>();
   CLI::App* app = epsim.add_subcommand(
       "validate", "simulate a measurement file's dispatch/combine rows (default: DeepEP's H800 normal-kernel table)");
-  app->add_option("file", state->file, "measurement TOML (docs/validation.md); default validation/deepep-h800-normal.toml");
+  app->add_option("file", state->kernels.file, "measurement TOML (docs/validation.md); default validation/deepep-h800-normal.toml");
   app->add_option("--platform", state->kernels.platform, "cluster preset or TOML file instead of the file's (the same layout: 8 GPUs per node and a [scaleout], or flat)");
   app->add_option("--set", state->kernels.overrides, "override one platform key after the file's, e.g. --set scaleout.nic_latency=3us");
   app->add_option("--seed", state->kernels.seed, "routing seed")->check(integer_at_least(0))->capture_default_str();

@@ -112,7 +112,9 @@ std::vector<Transfer> solver_transfers(const CollectivePhase& phase, const Platf
   // link 0 when no link carries bytes, as a pass over every link would find).
   std::vector<int> ascending = links;
   std::sort(ascending.begin(), ascending.end());
-  auto load_of = [&](int l) { return link_bytes[link_index(l)] / platform.links[static_cast<std::size_t>(l)].bandwidth_Bps; };
+  auto load_of = [&](int l) {
+    return link_bytes[link_index(l)] / platform.links[static_cast<std::size_t>(l)].bandwidth_Bps;
+  };
   int tightest = 0;
   double tightest_load = link_slot[0] >= 0 ? load_of(0) : 0.0;
   for (int l : ascending)
