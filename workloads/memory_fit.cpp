@@ -269,9 +269,10 @@ MemoryInputs current_memory_inputs(const WorkloadSpec& w) {
   in.vpp = w.parallel.vpp;
   in.micro_batches = w.parallel.micro_batches;
   in.micro_batch_tokens = w.parallel.tokens_per_micro_batch;
-  // One stage: the micro-batches are independent chains, every forward
-  // before every backward; with stages, the schedule the graph runs.
-  in.schedule = w.parallel.pp == 1 ? PipelineSchedule::kGpipe : w.parallel.schedule;
+  // The schedule the graph runs; one stage runs 1F1B at pp = 1 (each
+  // micro-batch's forward then its backward, as Megatron accumulates
+  // gradients): one micro-batch in flight.
+  in.schedule = w.parallel.schedule;
   in.recompute = w.memory.recompute;
   in.zero_stage = w.memory.zero_stage;
   in.gemm = w.precision.gemm;

@@ -79,9 +79,9 @@ MemoryBreakdown memory_per_rank(const ModelSpec& model, const MemoryInputs& inpu
 
 // The inputs for a workload as epsim's step runs it: its [parallel] layout
 // (TP, PP, VPP, EP, DP; the layers split evenly: first_stage_layers and
-// last_stage_layers are not seen here), with one stage every micro-batch's
-// forward before any backward (GPipe), else the pipeline schedule; and the
-// workload's [memory] choices.
+// last_stage_layers are not seen here), its pipeline schedule (one stage:
+// 1F1B at pp = 1, each micro-batch's forward then its backward, one in
+// flight, as the task graph runs it); and the workload's [memory] choices.
 MemoryInputs current_memory_inputs(const WorkloadSpec& workload);
 
 // Whether `breakdown` fits `capacity_bytes` (0: capacity unknown, taken as fitting).

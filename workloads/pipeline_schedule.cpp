@@ -89,7 +89,8 @@ std::vector<std::vector<PipelinePass>> pipeline_order(PipelineSchedule schedule,
 }
 
 std::optional<SteadyState> steady_state(PipelineSchedule schedule, int pp, int vpp, int micro_batches) {
-  if (pp < 2) return std::nullopt;
+  // One stage runs 1F1B at pp = 1 (micro-batches one after another, the
+  // gradient sync beside the last one's backward): 1F1B's 2 pp and 2 hold.
   SteadyState s;
   // Stage 0's interleaved warm-up, in groups of pp micro-batches through all vpp chunks (rounded up).
   const int warm_up_groups = (2 * (pp - 1) + (vpp - 1) * pp + vpp * pp - 1) / (vpp * pp);

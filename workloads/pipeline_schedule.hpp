@@ -57,9 +57,11 @@ std::vector<std::vector<PipelinePass>> pipeline_order(PipelineSchedule schedule,
 // first 2 pp, delta 2; interleaved delta pp (its order goes in groups of
 // pp), first pp x (2 + stage 0's warm-up of 2(pp-1) + (vpp-1) pp forwards
 // in groups of vpp x pp, rounded up); DualPipe first 2 pp + 2 (one above its
-// least), delta 2 (one more F&B pair per direction). Unset for one stage (no pipeline) and when replaying first and
-// first + delta micro-batches would cost as much as the `micro_batches`
-// themselves.
+// least), delta 2 (one more F&B pair per direction). One stage is 1F1B at
+// pp = 1: first 2, delta 2 (each micro-batch's forward and backward after
+// the one before: the step grows by one micro-batch's time from the first
+// on). Unset for GPipe and when replaying first and first + delta
+// micro-batches would cost as much as the `micro_batches` themselves.
 struct SteadyState {
   int first = 0;
   int delta = 0;

@@ -77,25 +77,22 @@ class Builder {
   TaskGraph build() { return w_.parallel.pp == 1 ? build_one_stage() : build_pipeline(); }
 
  private:
-  // One stage: every micro-batch its own chain, listed layer by layer with
-  // micro-batches interleaved, so the replay may overlap them.
+  // One stage: gradient accumulation as Megatron runs it without a
+  // pipeline (forward_backward_no_pipelining): micro-batch i's forward,
+  // head and backward, then micro-batch i + 1's, each waiting for the one
+  // before, so one micro-batch's activations are held (docs/memory.md).
+  // The order is 1F1B's at pp = 1 (pipeline_order); the gradient sync
+  // waits for the last micro-batch's backward of each layer.
   TaskGraph build_one_stage() {
     const int layers = w_.model.layers, mbs = w_.parallel.micro_batches;
-    std::vector<std::vector<TaskId>> tail(static_cast<std::size_t>(mbs));  // each micro-batch's last tasks
-    for (int l = 0; l < layers; ++l) {
-      for (int mb = 0; mb < mbs; ++mb) tail[static_cast<std::size_t>(mb)] = forward_layer(l, mb, tail[static_cast<std::size_t>(mb)]);
-    }
+    std::vector<TaskId> tail;  // the previous micro-batch's last tasks
     for (int mb = 0; mb < mbs; ++mb) {
-      auto& t = tail[static_cast<std::size_t>(mb)];
-      const TaskId fwd = head(Phase::kForward, mb, t, -1);
-      t = {head(Phase::kBackward, mb, {fwd}, -1)};
+      for (int l = 0; l < layers; ++l) tail = forward_layer(l, mb, tail);
+      const TaskId fwd = head(Phase::kForward, mb, tail, -1);
+      tail = {head(Phase::kBackward, mb, {fwd}, -1)};
+      for (int l = layers - 1; l >= 0; --l) tail = backward_layer(l, mb, tail);
     }
-    std::vector<TaskId> dense_done;
-    for (int l = layers - 1; l >= 0; --l) {
-      for (int mb = 0; mb < mbs; ++mb) tail[static_cast<std::size_t>(mb)] = backward_layer(l, mb, tail[static_cast<std::size_t>(mb)]);
-    }
-    for (const auto& t : tail) dense_done.insert(dense_done.end(), t.begin(), t.end());
-    return finish_step(dense_done);
+    return finish_step(tail);
   }
 
   // Pipeline stages: each stage runs its passes in pipeline_order(), each
@@ -514,7 +511,6 @@ class Builder {
       const double grad_bytes = token_bytes(Dtype::kBf16, w_.model.hidden, w_.precision.scale_block);
       const TaskId combine = all_to_all(TaskKind::kCombine, Phase::kBackward, l, mb, false, grad_bytes, in, s);
       const TaskId experts = expert_gemm(Phase::kBackward, l, mb, combine, s);
-      experts_last_[mb] = experts;
       stage_experts_last_[s] = experts;
       const TaskId dispatch = all_to_all(TaskKind::kDispatch, Phase::kBackward, l, mb, true, grad_bytes, {experts}, s);
       before_attention.push_back(
@@ -541,8 +537,9 @@ class Builder {
   TaskGraph finish_step(const std::vector<TaskId>& backward_done) {
     std::vector<int> layers(static_cast<std::size_t>(w_.model.layers));
     std::iota(layers.begin(), layers.end(), 0);
-    std::vector<TaskId> expert_done;
-    for (const auto& [mb, id] : experts_last_) expert_done.push_back(id);
+    std::vector<TaskId> expert_done;  // the last micro-batch's last expert-GEMM backward (they are chained)
+    const auto last = stage_experts_last_.find(-1);
+    if (last != stage_experts_last_.end()) expert_done.push_back(last->second);
     sync_and_update(-1, grad_items(layers, true, true), backward_done, expert_done);
     return std::move(g_);
   }
@@ -660,8 +657,8 @@ class Builder {
   // Per layer (model.layers: the head), the backward task of each
   // micro-batch after which the layer's gradients are complete.
   std::map<int, std::vector<TaskId>> grad_ready_;
-  std::map<int, TaskId> experts_last_;        // per micro-batch: its last expert-GEMM backward
-  std::map<int, TaskId> stage_experts_last_;  // per stage: its last expert-GEMM backward (the stage's passes are chained)
+  // Per stage (-1: the one-stage step): its last expert-GEMM backward (the stage's passes are chained).
+  std::map<int, TaskId> stage_experts_last_;
   StageSplit split_;                          // pipeline only: layers per model chunk
   int p2p_traffic_ = -1;
 };

@@ -67,7 +67,7 @@ struct ModelSpec {
 // How a step runs its pipeline stages (docs/layout.md), and so how many
 // micro-batches' activations a stage holds at its peak (docs/memory.md).
 enum class PipelineSchedule {
-  kGpipe,        // every forward, then every backward: all micro-batches (the one-stage step)
+  kGpipe,        // every forward, then every backward: all micro-batches (memory_fit's formula only; no step runs it)
   kOneFOneB,     // Megatron's one-forward-one-backward (PipeDream-Flush): min(pp - stage, micro-batches)
   kInterleaved,  // Megatron's interleaved 1F1B with vpp model chunks per stage
   kDualPipe,     // DeepSeek-V3's bidirectional schedule: slices s and pp-1-s per stage, F&B pairs overlapped

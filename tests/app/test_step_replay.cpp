@@ -1,8 +1,8 @@
 // The exact reductions (docs/simulator.md, "Exact reductions") against the
 // full replay they stand for, on layouts small enough to replay both ways
 // on one engine: a stage's identical EP groups replayed once, and a
-// pipeline's steady state carried in closed form, for 1F1B, interleaved and
-// DualPipe. "Identical" is made exact here: every EP group (and, for the
+// pipeline's steady state carried in closed form, for one stage, 1F1B,
+// interleaved and DualPipe. "Identical" is made exact here: every EP group (and, for the
 // steady state, every micro-batch) draws the routing of the first, so the
 // reduced step must equal the full one to rounding. With routing drawn per
 // group and micro-batch the two differ by sampling (checked at the end).
@@ -143,6 +143,9 @@ TEST_CASE("one EP group per stage replays the step of identical groups exactly: 
 
 TEST_CASE("the steady state carried from two short replays is the step of identical micro-batches: 1F1B") {
   check_steady({"1f1b", 1, 12});
+}
+TEST_CASE("the steady state carried from two short replays is the step of identical micro-batches: one stage") {
+  check_steady({"1f1b", 1, 12, 1});  // 1F1B at pp 1: micro-batches one after another, replayed as 2 and 4
 }
 TEST_CASE("the steady state carried from two short replays is the step of identical micro-batches: interleaved") {
   check_steady({"interleaved", 2, 16});

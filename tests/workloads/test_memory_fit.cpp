@@ -67,7 +67,7 @@ TEST_CASE("memory: DeepSeek-V3 at EP8 alone does not fit a 64 GB NPU", "[memory]
   CHECK(b.largest().name == "expert optimizer state");
   const MemoryFit fit = check_memory_fit(b, 64e9);
   CHECK_FALSE(fit.fits);
-  CHECK(fit.peak_bytes > 1.8e12);
+  CHECK(fit.peak_bytes > 1.7e12);  // one micro-batch's activations held (one stage: 1F1B at pp 1)
   CHECK(describe_memory_fit(b, fit).find("largest term: expert optimizer state 980.86 GB (81.739G params x (master 4 + moments 2 x 4) B (ZeRO 0: not sharded))") != std::string::npos);
 }
 
@@ -203,3 +203,4 @@ TEST_CASE("memory: a redundant expert slot holds a whole expert (weights, gradie
                                                              "model.node_limit=0"}))
             .redundant_experts == 32);
 }
+

@@ -39,6 +39,20 @@ TEST_CASE("1F1B: pp - s - 1 warm-up forwards, then one forward one backward, the
   }
 }
 
+TEST_CASE("one stage: each micro-batch's forward then its backward, one in flight, steady from 2 micro-batches") {
+  // Megatron's gradient accumulation without a pipeline: 1F1B at pp = 1.
+  const auto order = pipeline_order(PipelineSchedule::kOneFOneB, 1, 1, 3);
+  REQUIRE(order.size() == 1u);
+  CHECK(passes(order[0]) == "F0 B0 F1 B1 F2 B2");
+  // Replayed as 2 and 4 micro-batches once that costs less than the step's own.
+  const auto st = steady_state(PipelineSchedule::kOneFOneB, 1, 1, 64);
+  REQUIRE(st);
+  CHECK(st->first == 2);
+  CHECK(st->delta == 2);
+  CHECK_FALSE(steady_state(PipelineSchedule::kOneFOneB, 1, 1, 6));
+  CHECK(steady_state(PipelineSchedule::kOneFOneB, 1, 1, 7));
+}
+
 TEST_CASE("interleaved: micro-batches in groups of pp through each chunk, Megatron's warm-up") {
   // pp 2, vpp 2, 4 micro-batches: stage 0 holds chunks 0 and 2 (primed: chunk 2).
   const auto order = pipeline_order(PipelineSchedule::kInterleaved, 2, 2, 4);

@@ -55,13 +55,33 @@ TEST_CASE("tasks are topologically ordered with per-rank amounts", "[graph]") {
   CHECK(count[{TaskKind::kOptimizer, Phase::kOptimizer}] == 1);
 }
 
-TEST_CASE("micro-batches are independent chains until gradient sync", "[graph]") {
-  WorkloadSpec w = load_workload("tiny-moe");
+TEST_CASE("one stage: forward(mb i) -> backward(mb i) -> forward(mb i + 1), as Megatron accumulates", "[graph]") {
+  WorkloadSpec w = load_workload("tiny-moe", {"parallel.micro_batches=3"});
   TaskGraph g = build_task_graph(w);
+  // Listed in the order they run: every task of micro-batch i, its forward
+  // before its backward, before any of micro-batch i + 1's.
+  int mb = 0;
+  bool backward = false;
   for (const Task& t : g.tasks) {
     if (t.micro_batch < 0) continue;
-    for (TaskId d : t.deps) CHECK(g.tasks[static_cast<std::size_t>(d)].micro_batch == t.micro_batch);
+    if (t.micro_batch != mb) {
+      CHECK(t.micro_batch == mb + 1);
+      CHECK(backward);  // micro-batch mb ended with its backward
+      mb = t.micro_batch, backward = false;
+    }
+    if (t.phase == Phase::kBackward) backward = true;
+    CHECK((t.phase == Phase::kForward) == !backward);
+    for (TaskId d : t.deps) CHECK(g.tasks[static_cast<std::size_t>(d)].micro_batch <= t.micro_batch);
   }
+  CHECK(mb == 2);
+  // Micro-batch i + 1's first kernel waits for micro-batch i's last backward
+  // (layer 0's attention: its input gradient), and for nothing else.
+  for (int i = 0; i + 1 < 3; ++i) {
+    const Task& first = find(g, TaskKind::kAttention, Phase::kForward, 0, i + 1);
+    const Task& last = find(g, TaskKind::kAttention, Phase::kBackward, 0, i);
+    CHECK(first.deps == std::vector<TaskId>{last.id});
+  }
+  CHECK(find(g, TaskKind::kAttention, Phase::kForward, 0, 0).deps.empty());
 }
 
 TEST_CASE("expert GEMM FLOPs are 2MNK on the sampled, aligned rows", "[graph]") {
