@@ -204,3 +204,53 @@ TEST_CASE("memory: a redundant expert slot holds a whole expert (weights, gradie
             .redundant_experts == 32);
 }
 
+// One stage runs each micro-batch's forward then its backward (Megatron's
+// gradient accumulation): one micro-batch of activations held, whatever
+// the count. Qwen3-30B-A3B on 16 H100 (TP1 PP1 EP16 DP16, 64 micro-batches
+// of one 4096-token sequence, no recomputation) was refused at 64 held.
+TEST_CASE("memory: one stage holds one micro-batch, and Qwen3-30B-A3B's 16-GPU recipe fits 80 GB", "[memory]") {
+  const WorkloadSpec w = load_workload("qwen3-30b-a3b");
+  REQUIRE(w.parallel.pp == 1);
+  REQUIRE(w.parallel.micro_batches == 64);
+  const MemoryInputs in = current_memory_inputs(w);
+  const MemoryBreakdown b = memory_per_rank(w.model, in);
+  CHECK(b.in_flight_micro_batches == 1);
+  CHECK(b.moe_layers == 48);
+
+  // Parameters (docs/memory.md): 30.53B in all, 3.35B active (the model card: 30.5B, 3.3B).
+  const double h = 2048, embedding = 151936 * h, attention = h * 32 * 128 + 2 * h * 4 * 128 + 32 * 128 * h;
+  const double expert = 3 * h * 768;
+  const double dense = 2 * embedding + 48 * attention + 48 * 128 * h;  // + the replicated gate
+  CHECK(dense == 1540882432.0);
+  const ParameterCount p = count_parameters(w.model);
+  CHECK(p.total == Approx(dense + 48 * 128 * expert).epsilon(1e-12));
+  CHECK(p.active == Approx(dense + 48 * 8 * expert).epsilon(1e-12));
+  const double experts_here = 48 * (128 / 16) * expert;  // EP16: 8 experts per rank
+  CHECK(term(b, "dense weights") == Approx(2 * dense).epsilon(1e-12));
+  CHECK(term(b, "expert gradients") == Approx(2 * experts_here).epsilon(1e-12));
+  // ZeRO-1: FP32 master + two FP32 moments, dense over DP 16, experts over EDP 1.
+  CHECK(term(b, "dense optimizer state") == Approx(12 * dense / 16).epsilon(1e-12));
+  CHECK(term(b, "expert optimizer state") == Approx(12 * experts_here).epsilon(1e-12));
+
+  // Activations per token of a GQA MoE layer without recomputation (BF16):
+  // attention 2h (norm in, projections in) + 4 x 32 (softmax statistics) +
+  // 2 x (32 + 2 x 4) x 128 (Q, K, V) + 2 x 32 x 128 (core out) = 26,752;
+  // FFN 2h x 2 (norm in and out) + 4 x 128 (router scores) = 8,704; per
+  // routed copy (top 8) 2h in + 2h out + SwiGLU 2 x 2 x 768 in + 2 x 768 out.
+  const double per_token = 26752 + 8704 + 8 * (4 * h + 4 * 768 + 2 * 768);
+  CHECK(per_token == 137856);
+  CHECK(activation_bytes_per_token(w.model, in, true) == per_token);
+  CHECK(term(b, "activations") == Approx(1 * 48 * 4096 * per_token).epsilon(1e-12));  // 27.10 GB
+  CHECK(term(b, "activations") == Approx(27.1036e9).epsilon(1e-5));
+  CHECK(term(b, "output logits") == 4096 * 151936 * 4.0);
+
+  const MemoryFit fit = check_memory_fit(b, 80e9);
+  CHECK(fit.fits);
+  CHECK(fit.peak_bytes == Approx(66.12e9).epsilon(0.001));
+  CHECK(b.largest().name == "activations");
+  // As GPipe (every forward before any backward) the same step held all 64:
+  // the 1734.63 GB of activations it used to be refused for.
+  MemoryInputs gpipe = in;
+  gpipe.schedule = PipelineSchedule::kGpipe;
+  CHECK(term(memory_per_rank(w.model, gpipe), "activations") == Approx(1734.63e9).epsilon(1e-5));
+}

@@ -36,7 +36,7 @@ TEST_CASE("the DeepSeek-V3 preset reads as the technical report's model", "[work
 TEST_CASE("every preset loads, by name or by path", "[workload]") {
   CHECK(workload_presets() == std::vector<std::string>{"deepep-ascend", "deepseek-v3", "deepseek-v3-pp8",
                                                        "deepseek-v3-production", "gpt-oss-120b", "qwen3-235b-a22b",
-                                                       "tiny-moe"});
+                                                       "qwen3-30b-a3b", "tiny-moe"});
   for (const std::string& name : workload_presets()) {
     INFO(name);
     CHECK_NOTHROW(load_workload(name));
