@@ -140,6 +140,10 @@ TEST_CASE("cloudmatrix384 preset: SimGrid routes match the graph", "[platform][p
   check_preset("cloudmatrix384");
 }
 TEST_CASE("h800 preset: SimGrid routes match the graph", "[platform][preset]") { check_preset("h800"); }
+TEST_CASE("b200 preset: SimGrid routes match the graph", "[platform][preset]") { check_preset("b200"); }
+TEST_CASE("gb200-nvl72 preset: SimGrid routes match the graph", "[platform][preset]") {
+  check_preset("gb200-nvl72");
+}
 TEST_CASE("one-node a2: SimGrid routes match the graph", "[platform][preset]") {
   check_preset("a2", {"node.count=1"});
 }

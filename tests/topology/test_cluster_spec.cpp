@@ -58,6 +58,54 @@ TEST_CASE("presets model what their files say", "[spec]") {
   CHECK(load_cluster_spec("a2-nic400").scaleout->nic_bandwidth_Bps == 50e9);
 }
 
+// Blackwell: vendor figures per GPU (docs/sources.md, "DGX B200 and GB200
+// NVL72"); the efficiencies are the h800 preset's (no Blackwell table found).
+TEST_CASE("b200 preset: DGX B200 nodes of 8 on NVLink 5, a ConnectX-7 per GPU", "[spec][preset]") {
+  const ClusterSpec b = load_cluster_spec("b200");
+  CHECK(b.npu.flops_bf16 == 2250e12);
+  CHECK(b.npu.flops_fp8 == 4500e12);
+  CHECK(b.npu.hbm_bandwidth_Bps == 8e12);
+  CHECK(b.npu.hbm_capacity_bytes == 180e9);
+  CHECK(b.node.npus == 8);
+  CHECK(b.npu_count() == 64);
+  CHECK(b.node.fabric == NodeFabricKind::kSwitch);
+  CHECK(b.node.link_bandwidth_Bps == 900e9);  // 14.4 TB/s aggregate over 8 GPUs, per direction
+  REQUIRE(b.scaleout);
+  CHECK(b.scaleout->kind == ScaleoutKind::kRail);
+  CHECK(b.scaleout->nic_per_npu);
+  CHECK(b.scaleout->nic_bandwidth_Bps == 50e9);  // 400 Gb/s
+  CHECK(!b.supernode);
+  const ClusterSpec h = load_cluster_spec("h800");
+  CHECK(b.node.link_efficiency == h.node.link_efficiency);
+  CHECK(b.scaleout->nic_efficiency == h.scaleout->nic_efficiency);
+  CHECK(b.compute.dense_gemm.max == h.compute.dense_gemm.max);
+  CHECK(b.compute.grouped_gemm.half_n == h.compute.grouped_gemm.half_n);
+  // The NVLink domain is one node: 8 GPUs at 900 GB/s x 0.6806, then the NICs.
+  const TopologyGraph topo(b);
+  CHECK(topo.route(0, 7).bottleneck_Bps == Approx(900e9 * 0.6806));
+  CHECK(topo.route(0, 8).bottleneck_Bps == Approx(50e9 * 0.9081));
+}
+
+TEST_CASE("gb200-nvl72 preset: 72 GPUs in one NVLink domain (a supernode of 18 trays of 4)", "[spec][preset]") {
+  const ClusterSpec g = load_cluster_spec("gb200-nvl72");
+  CHECK(g.npu.flops_bf16 == 2500e12);
+  CHECK(g.npu.flops_fp8 == 5000e12);
+  CHECK(g.npu.hbm_bandwidth_Bps == 8e12);
+  CHECK(g.npu.hbm_capacity_bytes == 186e9);
+  CHECK(g.node.npus == 4);
+  CHECK(g.node.count == 18);
+  CHECK(g.npu_count() == 72);
+  REQUIRE(g.supernode);
+  CHECK(!g.scaleout);
+  CHECK(g.supernode->port_bandwidth_Bps == 900e9);
+  CHECK(g.supernode->port_efficiency == load_cluster_spec("h800").node.link_efficiency);
+  // Any two of the 72, in one tray or two, meet at the same NVLink rate.
+  const TopologyGraph topo(g);
+  CHECK(topo.route(0, 1).bottleneck_Bps == Approx(900e9 * 0.6806));
+  CHECK(topo.route(0, 71).bottleneck_Bps == Approx(900e9 * 0.6806));
+  CHECK(topo.route(0, 71).latency_s == topo.route(0, 1).latency_s);
+}
+
 TEST_CASE("overrides from --set change a preset key by key", "[spec]") {
   ClusterSpec s = load_cluster_spec(
       "a2", {"node.count=32", "scaleout.nic_bandwidth=400Gbps", "npu.comm_compute_share=0.2"});

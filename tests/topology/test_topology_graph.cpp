@@ -65,6 +65,8 @@ TEST_CASE("bisection bandwidth by max-flow", "[graph]") {
         Approx(16 * 25e9));
   // CloudMatrix384: 192 ports of 392 GB/s on each side of a non-blocking switch.
   CHECK(bisection_bandwidth_Bps(TopologyGraph(preset("cloudmatrix384"))) == Approx(192 * 392e9));
+  // GB200 NVL72: 36 NVLink ports of 900 GB/s (x the carried 0.6806) on each side of its switch trays.
+  CHECK(bisection_bandwidth_Bps(TopologyGraph(preset("gb200-nvl72"))) == Approx(36 * 900e9 * 0.6806));
 }
 
 TEST_CASE("diameter in hops and connectivity", "[graph]") {
