@@ -48,7 +48,8 @@ std::optional<std::string> cheap_refusal(const PlanSpace& space, const PlanLayou
   if (space.npus % (l.tp * l.pp) != 0) return "parallel.pp";  // dp would not be whole
   if (workloads::check_tp_within_node(l.tp, space.npus_per_node, false)) return "parallel.tp";
   if (workloads::check_stage_split(space.layers, l.pp, l.vpp, 0, 0)) return "parallel.pp";
-  if (l.schedule != PipelineSchedule::kOneFOneB && l.pp < 2) return "parallel.schedule";  // the same as 1f1b on one stage
+  // Another schedule on one stage is 1f1b's.
+  if (l.schedule != PipelineSchedule::kOneFOneB && l.pp < 2) return "parallel.schedule";
   if (workloads::check_ep_fills_nodes(l.ep, space.npus_per_node)) return "parallel.ep";
   if (workloads::check_ep_divides_stage(workloads::ParallelLayout{l.tp, l.pp, l.dp, l.ep, l.etp}))
     return "parallel.ep";

@@ -264,8 +264,9 @@ std::string format_plan_sweep(const PlanResult& r, const std::vector<std::string
   axis("workload.parallel.dp", [&](const PlanLayout& l) { return num(l.dp); }, false);
   axis("workload.parallel.micro_batch", [&](const PlanLayout& l) { return num(l.micro_batch); }, false);
   axis("workload.parallel.global_batch", [&](const PlanLayout& l) { return num(l.global_batch); }, false);
-  axis("workload.parallel.schedule", [&](const PlanLayout& l) { return quoted(workloads::to_string(l.schedule)); }, false);
-  axis("workload.memory.recompute", [&](const PlanLayout& l) { return quoted(workloads::to_string(l.recompute)); }, false);
+  const auto name = [&](auto value) { return quoted(workloads::to_string(value)); };
+  axis("workload.parallel.schedule", [&](const PlanLayout& l) { return name(l.schedule); }, false);
+  axis("workload.memory.recompute", [&](const PlanLayout& l) { return name(l.recompute); }, false);
   axis("workload.memory.zero_stage", [&](const PlanLayout& l) { return num(l.zero_stage); }, false);
   return out;
 }

@@ -20,7 +20,7 @@ namespace epsim::app {
 struct RunRequest {
   std::string platform;                // cluster TOML, preset name or SimGrid XML
   std::string workload;                // workload TOML or preset name
-  std::vector<std::string> overrides;  // the user's --set key=value: workload keys (model., parallel., ...) or platform keys
+  std::vector<std::string> overrides;  // the user's --set: workload keys (model., parallel., ...) or platform keys
   workloads::WorkloadEdits edits;      // typed edits after the --set (a plan's layout); ep, seed and
                                        // allow_oversubscribed_memory are set after these
   std::optional<int> ep;               // unset: the workload's own
