@@ -5,12 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "app/option_names.hpp"
 #include "app/run_job.hpp"
 #include "core/error.hpp"
-#include "core/overrides.hpp"
-#include "core/presets.hpp"
-#include "core/toml_base.hpp"
 #include "sim/platform/platform_loader.hpp"
+#include "workloads/workload_edits.hpp"
 #include "workloads/workload_loader.hpp"
 
 namespace epsim::app {
@@ -45,60 +44,43 @@ sim::ReplayOptions replay_options(const CollectiveRequest& r) {
   return o;
 }
 
-// One workload override the job adds, and the flag it comes from.
-struct AddedOverride {
-  std::string assignment;
-  std::string flag;
-};
-
-// The alltoallv's added workload overrides: the shape options, then what
-// the collective fixes (its ranks, one micro-batch of `tokens`, one replica).
-std::vector<AddedOverride> added_overrides(const CollectiveRequest& r, int per_node, std::optional<long long> tokens) {
-  std::vector<AddedOverride> out;
-  if (r.hidden) out.push_back({fmt::format("model.hidden={}", *r.hidden), "--hidden"});
-  if (r.experts) out.push_back({fmt::format("model.experts={}", *r.experts), "--experts"});
-  if (r.top_k) out.push_back({fmt::format("model.top_k={}", *r.top_k), "--top-k"});
-  if (!r.routing.empty()) out.push_back({"routing.kind=\"" + r.routing + "\"", "--routing"});
-  if (r.seed) out.push_back({fmt::format("routing.seed={}", *r.seed), "--seed"});
-  out.push_back({fmt::format("parallel.ep={}", r.npus), "--npus"});
-  out.push_back({fmt::format("parallel.dp={}", r.npus), "--npus"});  // one EP group
-  // One stage of a pipelined or tensor-parallel workload: its EP group alone.
-  for (const char* one : {"parallel.tp=1", "parallel.pp=1", "parallel.vpp=1", "parallel.schedule=\"1f1b\""})
-    out.push_back({one, "--npus"});
-  out.push_back({fmt::format("parallel.ranks_per_node={}", per_node), "--npus-per-node"});
-  out.push_back({"parallel.micro_batches=1", "--tokens"});
+// The alltoallv's workload edits, each with the option it comes from: the
+// shape options, then what the collective fixes (one EP group of its
+// ranks, one micro-batch of `tokens`).
+workloads::WorkloadEdits alltoallv_edits(const CollectiveRequest& r, int per_node, std::optional<long long> tokens) {
+  using workloads::Edit;
+  workloads::WorkloadEdits e;
+  if (r.hidden) e.hidden = Edit<std::int64_t>{*r.hidden, "--hidden"};
+  if (r.experts) e.experts = Edit<std::int64_t>{*r.experts, "--experts"};
+  if (r.top_k) e.top_k = Edit<std::int64_t>{*r.top_k, "--top-k"};
+  if (!r.routing.empty())
+    e.routing_kind = Edit<workloads::RoutingKind>{parse_named(kRoutingKindNames, r.routing, "--routing"), "--routing"};
+  if (r.seed) e.seed = Edit<std::int64_t>{*r.seed, "--seed"};
+  // One stage of a pipelined or tensor-parallel workload: its EP group alone, one replica.
+  e.ep = Edit<int>{r.npus, "--npus"};
+  e.dp = Edit<int>{r.npus, "--npus"};
+  e.tp = e.pp = e.vpp = Edit<int>{1, "--npus"};
+  e.schedule = Edit<workloads::PipelineSchedule>{workloads::PipelineSchedule::kOneFOneB, "--npus"};
+  e.ranks_per_node = Edit<int>{per_node, "--npus-per-node"};
+  e.micro_batches = Edit<std::int64_t>{1, "--tokens"};
   if (tokens) {
-    out.push_back({"parallel.micro_batch=1", "--tokens"});
-    out.push_back({fmt::format("parallel.sequence_length={}", *tokens), "--tokens"});
+    e.micro_batch = Edit<std::int64_t>{1, "--tokens"};
+    e.sequence_length = Edit<std::int64_t>{*tokens, "--tokens"};
   }
-  return out;
-}
-
-// The workload with the user's --set and the added overrides; an error at
-// an added override is reported at its flag.
-workloads::WorkloadSpec load_alltoallv_workload(const CollectiveRequest& r, const std::vector<std::string>& user,
-                                                int per_node, std::optional<long long> tokens) {
-  std::vector<AddedOverride> added = added_overrides(r, per_node, tokens);
   // Only the first MoE layer is drawn (sample_alltoallv), so the loader's
   // memory check must count one layer's traffic, not every layer's (4096
-  // NPUs: 0.5 GiB, not 29 GiB): the model is cut after its first MoE layer,
-  // read from the file as the user's --set leaves it (a file that does not
-  // read is reported by the full load).
+  // NPUs: 0.5 GiB, not 29 GiB): the model is cut after its first MoE layer.
+  e.moe_layers = Edit<int>{1, "--npus"};
+  return e;
+}
+
+// The workload with the user's --set and the alltoallv's edits; an error at
+// an edit is reported at its option (workload_edits.hpp).
+workloads::WorkloadSpec load_alltoallv_workload(const CollectiveRequest& r, const std::vector<std::string>& user,
+                                                int per_node, std::optional<long long> tokens) {
   try {
-    toml::table root =
-        load_toml_with_base(resolve_preset_file(PresetKind::kWorkload, r.workload), PresetKind::kWorkload);
-    apply_overrides(root, user);
-    const auto dense = root["model"]["dense_layers"].value<std::int64_t>();
-    added.push_back({fmt::format("model.layers={}", dense.value_or(0) + 1), "--npus"});
-  } catch (const InputError&) {
-  }
-  std::vector<std::string> overrides = user;
-  for (const AddedOverride& a : added) overrides.push_back(a.assignment);
-  try {
-    return workloads::load_workload(r.workload, overrides);
+    return workloads::load_workload(r.workload, user, alltoallv_edits(r, per_node, tokens));
   } catch (const InputError& e) {
-    for (const AddedOverride& a : added)
-      if (e.where().file == "--set " + a.assignment) throw option_error(a.flag, e.key() + ": " + e.problem());
     // A kind's parameters (zipf_s, hot_share, ...) the workload lacks.
     if (!r.routing.empty() && e.key().rfind("routing.", 0) == 0 && e.problem() == "missing required key")
       throw option_error("--routing", fmt::format("{} {} needs {}: add --set {}=VALUE", r.routing, r.workload,

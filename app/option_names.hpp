@@ -12,6 +12,7 @@
 #include "sim/replay/collective_bench.hpp"
 #include "sim/replay/collectives.hpp"
 #include "sim/replay/replay.hpp"
+#include "workloads/workload_spec.hpp"
 
 namespace epsim::app {
 
@@ -41,6 +42,12 @@ inline constexpr Named<sim::CollectiveOp> kCollectiveOpNames[] = {
     {"allreduce", sim::CollectiveOp::kAllReduce},
     {"reducescatter", sim::CollectiveOp::kReduceScatter},
     {"allgather", sim::CollectiveOp::kAllGather}};
+
+// `epsim collective --routing`: routing.kind's values (workloads::to_string).
+inline constexpr Named<workloads::RoutingKind> kRoutingKindNames[] = {{"uniform", workloads::RoutingKind::kUniform},
+                                                                      {"zipf", workloads::RoutingKind::kZipf},
+                                                                      {"hot", workloads::RoutingKind::kHot},
+                                                                      {"trace", workloads::RoutingKind::kTrace}};
 
 // Whether a run may replay less than every rank and micro-batch (docs/simulator.md, "Exact reductions").
 enum class Exactness {

@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "workloads/workload_edits.hpp"
+#include "workloads/workload_spec.hpp"
+
 namespace epsim::app {
 
 // One layout, as the workload's [parallel] and [memory] keys say it.
@@ -23,13 +26,13 @@ struct PlanLayout {
   int dp = 1;
   std::int64_t micro_batch = 1;
   std::int64_t global_batch = 1;
-  std::string schedule = "1f1b";  // 1f1b, interleaved or dualpipe
-  std::string recompute = "none";  // none, selective or full
+  workloads::PipelineSchedule schedule = workloads::PipelineSchedule::kOneFOneB;  // 1f1b, interleaved or dualpipe
+  workloads::Recompute recompute = workloads::Recompute::kNone;
   int zero_stage = 0;
 
   std::int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
-  // "parallel.tp=1", ...: the --set overrides that make a workload this layout.
-  std::vector<std::string> overrides() const;
+  // The edits that make a workload this layout: every key above but the derived micro-batches.
+  workloads::WorkloadEdits edits() const;
   // "TP1 PP8 VPP2 EP32 DP32 mb1 interleaved recompute=full ZeRO-1": one line, unique per layout.
   std::string name() const;
   // The order layouts are listed in when nothing else decides (a stable key).
@@ -47,10 +50,12 @@ struct PlanSpace {
   std::vector<int> tp = {1, 2, 4, 8};
   std::vector<int> vpp = {2, 4};  // model chunks per stage of the interleaved schedule
   std::vector<std::int64_t> micro_batch = {1, 2, 4};
-  std::vector<std::string> schedules = {"1f1b", "interleaved", "dualpipe"};
-  std::vector<std::string> recompute = {"none", "selective", "full"};
+  std::vector<workloads::PipelineSchedule> schedules = {workloads::PipelineSchedule::kOneFOneB,
+                                                        workloads::PipelineSchedule::kInterleaved,
+                                                        workloads::PipelineSchedule::kDualPipe};
+  std::vector<workloads::Recompute> recompute = {workloads::Recompute::kNone, workloads::Recompute::kSelective,
+                                                 workloads::Recompute::kFull};
   std::vector<int> zero_stage = {0, 1};
-  int max_micro_batches = 1024;  // the loader's limit on micro-batches per step
 };
 
 // The layouts that pass the cheap checks, sorted (PlanLayout::operator<), and
@@ -66,7 +71,7 @@ struct Enumeration {
 // divides a node; PP x VPP at most the layers; EP divides the experts, is
 // a whole number of nodes and divides a stage's TP x DP ranks; ETP 1 (the
 // loader refuses more); the global batch a multiple of micro_batch x dp
-// into at most max_micro_batches; DualPipe an even PP and an even number
+// into at most workloads::kMaxMicroBatches; DualPipe an even PP and an even number
 // of micro-batches >= 2 PP; interleaved micro-batches a multiple of PP.
 Enumeration enumerate_layouts(const PlanSpace& space);
 

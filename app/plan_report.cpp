@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "workloads/memory_fit.hpp"
+
 namespace epsim::app {
 
 namespace {
@@ -93,8 +95,8 @@ std::string differing_keys(const PlanLayout& a, const PlanLayout& b) {
   cmp("etp", std::to_string(a.etp), std::to_string(b.etp));
   cmp("dp", std::to_string(a.dp), std::to_string(b.dp));
   cmp("micro_batch", std::to_string(a.micro_batch), std::to_string(b.micro_batch));
-  cmp("schedule", a.schedule, b.schedule);
-  cmp("recompute", a.recompute, b.recompute);
+  cmp("schedule", workloads::to_string(a.schedule), workloads::to_string(b.schedule));
+  cmp("recompute", workloads::to_string(a.recompute), workloads::to_string(b.recompute));
   cmp("zero_stage", std::to_string(a.zero_stage), std::to_string(b.zero_stage));
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
@@ -111,8 +113,8 @@ nlohmann::ordered_json layout_json(const PlanLayout& l) {
           {"micro_batch", l.micro_batch},
           {"micro_batches", l.micro_batches()},
           {"global_batch", l.global_batch},
-          {"schedule", l.schedule},
-          {"recompute", l.recompute},
+          {"schedule", workloads::to_string(l.schedule)},
+          {"recompute", workloads::to_string(l.recompute)},
           {"zero_stage", l.zero_stage}};
 }
 
@@ -262,8 +264,9 @@ std::string format_plan_sweep(const PlanResult& r, const std::vector<std::string
   axis("workload.parallel.dp", [&](const PlanLayout& l) { return num(l.dp); }, false);
   axis("workload.parallel.micro_batch", [&](const PlanLayout& l) { return num(l.micro_batch); }, false);
   axis("workload.parallel.global_batch", [&](const PlanLayout& l) { return num(l.global_batch); }, false);
-  axis("workload.parallel.schedule", [&](const PlanLayout& l) { return quoted(l.schedule); }, false);
-  axis("workload.memory.recompute", [&](const PlanLayout& l) { return quoted(l.recompute); }, false);
+  const auto name = [&](auto value) { return quoted(workloads::to_string(value)); };
+  axis("workload.parallel.schedule", [&](const PlanLayout& l) { return name(l.schedule); }, false);
+  axis("workload.memory.recompute", [&](const PlanLayout& l) { return name(l.recompute); }, false);
   axis("workload.memory.zero_stage", [&](const PlanLayout& l) { return num(l.zero_stage); }, false);
   return out;
 }

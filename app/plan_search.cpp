@@ -56,42 +56,36 @@ PlanLayout layout_of(const workloads::WorkloadSpec& w, std::int64_t global_batch
   l.dp = p.dp;
   l.micro_batch = p.micro_batch;
   l.global_batch = global_batch;
-  l.schedule = workloads::to_string(p.schedule);
-  l.recompute = workloads::to_string(w.memory.recompute);
+  l.schedule = p.schedule;
+  l.recompute = w.memory.recompute;
   l.zero_stage = w.memory.zero_stage;
   return l;
 }
 
-// The overrides that make the base workload `layout` on this platform.
-std::vector<std::string> layout_overrides(const PlanRequest& r, const PlanPlatform& platform, const PlanLayout& l) {
-  std::vector<std::string> out = r.base.overrides;
-  for (const std::string& o : l.overrides()) out.push_back("workload." + o);
-  out.push_back(fmt::format("workload.parallel.ranks_per_node={}", platform.shape.npus_per_node));
-  // A plan's layouts must fit: a workload that simulates oversubscribed steps is held to its HBM here.
-  out.push_back("workload.memory.allow_oversubscribed=false");
-  return out;
-}
-
+// The base request made `layout` on this platform: the user's --set, then
+// the layout's edits.
 RunRequest layout_request(const PlanRequest& r, const PlanPlatform& platform, const PlanLayout& l) {
   RunRequest request = r.base;
-  request.overrides = layout_overrides(r, platform, l);
+  request.edits = l.edits();
+  request.edits.ranks_per_node = workloads::Edit<int>{platform.shape.npus_per_node, ""};
+  // A plan's layouts must fit: a workload that simulates oversubscribed steps is held to its HBM here.
+  request.edits.allow_oversubscribed = workloads::Edit<bool>{false, ""};
   request.allow_oversubscribed_memory = false;
   return request;
 }
 
 // The loader's and the run's verdict on one layout; its bound and memory
-// when it loads. The workload is read twice, here for the bound and the
-// memory and inside check_job, so that the verdict is exactly `run`'s.
+// when it loads. The workload is read once, as `run` reads it
+// (load_job_workload), and checked on as `run` checks it.
 PlanCandidate check_candidate(const PlanRequest& r, const PlanPlatform& platform, const PlanLayout& l) {
   PlanCandidate c;
   c.layout = l;
   const RunRequest request = layout_request(r, platform, l);
   try {
-    const workloads::WorkloadSpec w =
-        workloads::load_workload(request.workload, split_set_options(request.overrides).workload);
+    const workloads::WorkloadSpec w = load_job_workload(request);
     c.bound_s = plan_step_bound_s(w, platform.rates);
     c.memory_bytes = workloads::memory_per_rank(w.model, workloads::current_memory_inputs(w)).total_bytes();
-    check_job(request, platform.shape);
+    check_job(request, platform.shape, w);
     c.status = PlanStatus::kSimulated;  // until the search decides otherwise
   } catch (const InputError& e) {
     c.key = e.key();

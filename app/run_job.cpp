@@ -23,14 +23,25 @@ namespace {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
+// The user's --set split between workload and platform; an XML takes none.
 SplitOverrides split_overrides(const RunRequest& r) {
   SplitOverrides out = split_set_options(r.overrides);
-  if (r.ep) out.workload.push_back("parallel.ep=" + std::to_string(*r.ep));
-  if (r.seed) out.workload.push_back("routing.seed=" + std::to_string(*r.seed));
-  if (r.allow_oversubscribed_memory) out.workload.push_back("memory.allow_oversubscribed=true");
   if (sim::is_platform_xml(r.platform) && !out.platform.empty())
     throw option_error("--set " + out.platform.front(), "a SimGrid XML platform takes no overrides");
   return out;
+}
+
+// The request's edits, then its own options (their errors read as the --set each equals).
+workloads::WorkloadEdits job_edits(const RunRequest& r) {
+  workloads::WorkloadEdits e = r.edits;
+  if (r.ep) e.ep = workloads::Edit<int>{*r.ep, ""};
+  if (r.seed) e.seed = workloads::Edit<std::int64_t>{*r.seed, ""};
+  if (r.allow_oversubscribed_memory) e.allow_oversubscribed = workloads::Edit<bool>{true, ""};
+  return e;
+}
+
+workloads::WorkloadSpec load_split_workload(const RunRequest& r, const SplitOverrides& overrides) {
+  return workloads::load_workload(r.workload, overrides.workload, job_edits(r));
 }
 
 sim::ReplayOptions replay_options(const RunRequest& r) {
@@ -77,10 +88,11 @@ workloads::WorkloadSpec largest_replay(const StepPlan& plan) {
 // steady-state replay's draws, kept for the next (run_job).
 int kept_micro_batches(const StepPlan& plan) { return plan.steady ? plan.steady->first : 0; }
 
-// `platform`: the platform's verdict when the caller has it, else checked here.
-CheckedJob checked_job(const RunRequest& r, const SplitOverrides& overrides, const sim::ReplayOptions& options,
-                       const sim::PlatformShape* platform = nullptr) {
-  CheckedJob job{workloads::load_workload(r.workload, overrides.workload), {}, {}};
+// `workload`: the request's, loaded; `platform`: the platform's verdict
+// when the caller has it, else checked here.
+CheckedJob checked_job(const RunRequest& r, workloads::WorkloadSpec workload, const SplitOverrides& overrides,
+                       const sim::ReplayOptions& options, const sim::PlatformShape* platform = nullptr) {
+  CheckedJob job{std::move(workload), {}, {}};
   const workloads::WorkloadSpec& w = job.workload;
   check_fidelity(options, w);
   job.plan = plan_step(w, r.exact);
@@ -145,7 +157,7 @@ RunOutcome run_job(const RunRequest& r, const RunProgress& progress) {
   engine.extra_config = r.simgrid_config;
 
   if (progress) progress({"checking the inputs", 0, 0});
-  CheckedJob job = checked_job(r, overrides, options);
+  CheckedJob job = checked_job(r, load_split_workload(r, overrides), overrides, options);
   const workloads::WorkloadSpec& w = job.workload;
   options.compute_fallback = w.precision.gemm_fallback;
   // The platform's own name and NPU model are filled in by simulate_on().
@@ -203,13 +215,22 @@ RunOutcome run_job(const RunRequest& r, const RunProgress& progress) {
   return out;
 }
 
+workloads::WorkloadSpec load_job_workload(const RunRequest& r) { return load_split_workload(r, split_overrides(r)); }
+
 double check_job(const RunRequest& r) {
-  const CheckedJob job = checked_job(r, split_overrides(r), replay_options(r));
+  const SplitOverrides overrides = split_overrides(r);
+  const CheckedJob job = checked_job(r, load_split_workload(r, overrides), overrides, replay_options(r));
   return sim::estimate_run_memory(job.platform, largest_replay(job.plan), kept_micro_batches(job.plan)).total_bytes();
 }
 
 double check_job(const RunRequest& r, const sim::PlatformShape& platform) {
-  const CheckedJob job = checked_job(r, split_overrides(r), replay_options(r), &platform);
+  const SplitOverrides overrides = split_overrides(r);
+  const CheckedJob job = checked_job(r, load_split_workload(r, overrides), overrides, replay_options(r), &platform);
+  return sim::estimate_run_memory(job.platform, largest_replay(job.plan), kept_micro_batches(job.plan)).total_bytes();
+}
+
+double check_job(const RunRequest& r, const sim::PlatformShape& platform, const workloads::WorkloadSpec& workload) {
+  const CheckedJob job = checked_job(r, workload, split_overrides(r), replay_options(r), &platform);
   return sim::estimate_run_memory(job.platform, largest_replay(job.plan), kept_micro_batches(job.plan)).total_bytes();
 }
 

@@ -12,6 +12,7 @@
 #include "sim/platform/platform_loader.hpp"
 #include "sim/simulate.hpp"
 #include "workloads/task_graph.hpp"
+#include "workloads/workload_edits.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace epsim::app {
@@ -19,7 +20,9 @@ namespace epsim::app {
 struct RunRequest {
   std::string platform;                // cluster TOML, preset name or SimGrid XML
   std::string workload;                // workload TOML or preset name
-  std::vector<std::string> overrides;  // key=value: workload keys (model., parallel., ...) or platform keys
+  std::vector<std::string> overrides;  // the user's --set: workload keys (model., parallel., ...) or platform keys
+  workloads::WorkloadEdits edits;      // typed edits after the --set (a plan's layout); ep, seed and
+                                       // allow_oversubscribed_memory are set after these
   std::optional<int> ep;               // unset: the workload's own
   std::optional<long long> seed;       // unset: the workload's own
   sim::Schedule schedule = sim::Schedule::kOverlap;
@@ -62,6 +65,11 @@ using RunProgress = std::function<void(const ProgressEvent& event)>;
 // SimGrid engine: once per process. Throws InputError for bad input.
 RunOutcome run_job(const RunRequest& request, const RunProgress& progress = {});
 
+// The request's workload: its file or preset, the --set workload keys, then
+// its edits (`edits`, --ep, --seed, --allow-oversubscribed-memory), checked
+// by the workload loader. Throws InputError.
+workloads::WorkloadSpec load_job_workload(const RunRequest& request);
+
 // The same checks without sampling or simulating (a SimGrid XML is checked
 // in a child process); returns the run's memory estimate in bytes
 // (sim/run_memory.hpp), of what it will replay.
@@ -71,5 +79,10 @@ double check_job(const RunRequest& request);
 // verdict on the request's platform and its overrides (a command checking
 // many layouts on one cluster checks the cluster once).
 double check_job(const RunRequest& request, const sim::PlatformShape& platform);
+
+// The same on the request's workload already loaded (load_job_workload):
+// a command that reads the workload for itself does not read it again.
+double check_job(const RunRequest& request, const sim::PlatformShape& platform,
+                 const workloads::WorkloadSpec& workload);
 
 }  // namespace epsim::app

@@ -128,17 +128,40 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   return only;
 }
 
-TableReader::TableReader(const toml::table& table, std::string path)
-    : table_(&table), path_(std::move(path)) {}
+TableReader::TableReader(const toml::table& table, std::string path, const NodeSources* sources)
+    : table_(&table), path_(std::move(path)), sources_(sources) {}
+
+SourceLocation TableReader::where(const toml::node& node) const {
+  if (sources_) {
+    const auto it = sources_->find(&node);
+    if (it != sources_->end()) return it->second;
+    // A table made for a set value has no source of its own: it came from its first value.
+    if (!node.source().path && node.is_table()) {
+      for (const auto& [key, child] : *node.as_table()) {
+        SourceLocation inner = where(child);
+        if (!inner.file.empty()) return inner;
+      }
+    }
+  }
+  return location_of(node);
+}
+
+SourceLocation TableReader::location(std::string_view key) const {
+  const toml::node* n = table_->get(key);
+  return where(n ? *n : static_cast<const toml::node&>(*table_));
+}
+
+bool TableReader::overridden(std::string_view key) {
+  const toml::node* n = node(key);
+  return n && ((sources_ && sources_->count(n)) || is_override(*n));
+}
 
 std::string TableReader::key_path(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
 }
 
 void TableReader::fail(std::string_view key, const std::string& problem) const {
-  const toml::node* n = table_->get(key);
-  throw InputError(location_of(n ? *n : static_cast<const toml::node&>(*table_)), key_path(key),
-                   problem);
+  throw InputError(location(key), key_path(key), problem);
 }
 
 bool TableReader::has(std::string_view key) {
@@ -157,7 +180,7 @@ const toml::node& TableReader::required(std::string_view key) {
   // A misspelt key is the likelier story than a forgotten one: say so.
   for (const auto& [k, v] : *table_) {
     if (!known_.count(k.str()) && closest_match(k.str(), {std::string(key)}) == key) {
-      throw InputError(location_of(v), key_path(k.str()),
+      throw InputError(where(v), key_path(k.str()),
                        "unknown key (did you mean \"" + std::string(key) + "\"?)");
     }
   }
@@ -248,7 +271,7 @@ bool TableReader::boolean_or(std::string_view key, bool fallback) {
 TableReader TableReader::table(std::string_view key) {
   const toml::node& n = required(key);
   if (!n.is_table()) fail(key, fmt::format("expected a table, got {}", type_name(n)));
-  return TableReader(*n.as_table(), key_path(key));
+  return TableReader(*n.as_table(), key_path(key), sources_);
 }
 
 std::optional<TableReader> TableReader::optional_table(std::string_view key) {
@@ -270,7 +293,7 @@ void TableReader::finish() const {
   }
   if (!first) return;
   std::string hint = closest_match(first_key, known);
-  throw InputError(location_of(*first), key_path(first_key),
+  throw InputError(where(*first), key_path(first_key),
                    "unknown key" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)"));
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,12 +35,19 @@ std::vector<std::string> toml_stems_in(const std::string& dir);
 // The location of a node, taken from its source region.
 SourceLocation location_of(const toml::node& node);
 
+// Where values a program set rather than parsed came from (a workload's
+// typed edits, workloads/workload_edits.hpp), by node: toml++ records a
+// source only for what it parses. Such values count as overrides: they have
+// no line:column, and a reader that blames the key a user changed blames them.
+using NodeSources = std::map<const toml::node*, SourceLocation>;
+
 // Reads one table. Accessors mark keys as known; finish() fails on any key
 // that no accessor asked about. `path` is the dotted key path of this table
-// ("" for the root), used to name keys in errors.
+// ("" for the root), used to name keys in errors. `sources` (kept by the
+// caller, passed on to sub-tables) names the values set by a program.
 class TableReader {
  public:
-  TableReader(const toml::table& table, std::string path);
+  TableReader(const toml::table& table, std::string path, const NodeSources* sources = nullptr);
 
   bool has(std::string_view key);
 
@@ -82,11 +90,19 @@ class TableReader {
   std::string key_path(std::string_view key) const;
   const toml::table& raw() const { return *table_; }
 
+  // Where a key's value came from (this table's location when it is absent).
+  SourceLocation location(std::string_view key) const;
+  // Whether a key's value was set by --set or by a program, not read from a
+  // file (marks it known; false when absent).
+  bool overridden(std::string_view key);
+
  private:
   const toml::node& required(std::string_view key);
+  SourceLocation where(const toml::node& node) const;
 
   const toml::table* table_;
   std::string path_;
+  const NodeSources* sources_ = nullptr;
   std::set<std::string, std::less<>> known_;
 };
 

@@ -215,7 +215,7 @@ Command add_collective_command(CLI::App& epsim) {
                                           "alltoallv: routed experts (model.experts)")
           ->check(integer_in(1, 1 << 16)),
       app->add_option("--routing", s.request.routing, "alltoallv: uniform, zipf, hot or trace (routing.kind)")
-          ->check(one_of({"uniform", "zipf", "hot", "trace"})),
+          ->check(one_of(app::name_list(app::kRoutingKindNames))),
       app->add_option_function<long long>("--seed", [&s](const long long& x) { s.request.seed = x; },
                                           "alltoallv: routing seed (routing.seed)")
           ->check(integer_at_least(0)),

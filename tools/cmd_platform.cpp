@@ -9,12 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "app/platform_job.hpp"
 #include "core/json_output.hpp"
 #include "core/error.hpp"
-#include "sim/platform/platform_loader.hpp"
-#include "topology/cluster_spec.hpp"
 #include "topology/platform_xml.hpp"
-#include "topology/presets.hpp"
 #include "topology/topology_report.hpp"
 #include "tools/command.hpp"
 #include "tools/output_file.hpp"
@@ -41,8 +39,7 @@ void add_platform_argument(CLI::App* app, PlatformState& s) {
 }
 
 int run_show(const PlatformState& s) {
-  topology::ClusterSpec spec = topology::load_cluster_spec(s.platform, s.overrides);
-  topology::TopologyReport report = topology::make_report(topology::TopologyGraph(spec));
+  const topology::TopologyReport report = app::platform_report({s.platform, s.overrides});
   if (s.json) std::cout << dump_checked(topology::report_json(report), "platform report");
   else std::cout << topology::format_report(report);
   return 0;
@@ -51,14 +48,14 @@ int run_show(const PlatformState& s) {
 int run_xml(const PlatformState& s) {
   const bool to_stdout = s.output.empty() || s.output == "-";
   if (!to_stdout) check_output_path("--output", s.output);
-  topology::ClusterSpec spec = topology::load_cluster_spec(s.platform, s.overrides);
-  topology::PlatformPlan plan = topology::make_platform_plan(topology::TopologyGraph(spec));
+  const app::PlatformXml xml = app::platform_xml({s.platform, s.overrides});
+  const topology::PlatformPlan& plan = xml.plan;
   if (to_stdout) {
-    topology::write_platform_xml(plan, spec.name, std::cout);
+    topology::write_platform_xml(plan, xml.name, std::cout);
     return 0;
   }
   OutputFile out("--output", s.output);
-  topology::write_platform_xml(plan, spec.name, out.stream());
+  topology::write_platform_xml(plan, xml.name, out.stream());
   out.close();
   std::cerr << "wrote " << s.output << ": " << plan.host_count << " NPU hosts, " << plan.link_count
             << " links, " << plan.route_count << " routes\n";
@@ -66,7 +63,7 @@ int run_xml(const PlatformState& s) {
 }
 
 int run_check(const PlatformState& s) {
-  const sim::PlatformShape p = sim::check_platform(sim::PlatformRequest{s.platform, s.overrides});
+  const sim::PlatformShape p = app::check_platform({s.platform, s.overrides});
   std::cout << fmt::format("{}: {} NPU hosts ({} nodes x {} NPUs), node0.npu0 .. node{}.npu{}, follows the platform "
                            "contract\n",
                            p.source, p.nodes * p.npus_per_node, p.nodes, p.npus_per_node, p.nodes - 1,
@@ -103,7 +100,7 @@ Command add_platform_command(CLI::App& epsim) {
                    if (state->show->parsed()) return run_show(*state);
                    if (state->xml->parsed()) return run_xml(*state);
                    if (state->check->parsed()) return run_check(*state);
-                   for (const std::string& name : topology::preset_names()) std::cout << name << "\n";
+                   for (const std::string& name : app::platform_presets()) std::cout << name << "\n";
                    return 0;
                  }};
 }

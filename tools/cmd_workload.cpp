@@ -8,12 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "app/workload_job.hpp"
 #include "tools/command.hpp"
 #include "tools/run_request.hpp"
-#include "workloads/routing_summary.hpp"
-#include "workloads/task_graph_builder.hpp"
 #include "workloads/task_graph_json.hpp"
-#include "workloads/workload_loader.hpp"
 #include "workloads/workload_report.hpp"
 
 namespace epsim::tools {
@@ -21,10 +19,7 @@ namespace epsim::tools {
 namespace {
 
 struct WorkloadState {
-  std::string workload;
-  std::vector<std::string> overrides;
-  std::optional<int> ep;          // unset: the workload's own
-  std::optional<long long> seed;  // unset: the workload's own
+  app::WorkloadRequest request;
   bool json = false;
   CLI::App* show = nullptr;
   CLI::App* presets = nullptr;
@@ -32,21 +27,16 @@ struct WorkloadState {
 
 int run(const WorkloadState& s) {
   if (s.presets->parsed()) {
-    for (const std::string& name : workloads::workload_presets()) std::cout << name << "\n";
+    for (const std::string& name : app::workload_presets()) std::cout << name << "\n";
     return 0;
   }
-  // --ep and --seed are shorthands for overrides, applied after --set.
-  std::vector<std::string> overrides = s.overrides;
-  if (s.ep) overrides.push_back("parallel.ep=" + std::to_string(*s.ep));
-  if (s.seed) overrides.push_back("routing.seed=" + std::to_string(*s.seed));
-  const workloads::WorkloadSpec w = workloads::load_workload(s.workload, overrides);
-  workloads::check_traffic_memory(w);
-  const workloads::RoutingSample routing = workloads::sample_routing(w);
-  const workloads::TaskGraph graph = workloads::build_task_graph(w, routing);
+  app::WorkloadRequest request = s.request;
+  request.summary = !s.json;
+  const app::WorkloadOutcome out = app::show_workload(request);
   if (s.json) {
-    workloads::write_task_graph_json(std::cout, graph);
+    workloads::write_task_graph_json(std::cout, out.graph);
   } else {
-    workloads::write_workload_report(std::cout, w, workloads::summarize_routing(w, routing), graph);
+    workloads::write_workload_report(std::cout, out.workload, *out.summary, out.graph);
   }
   return 0;
 }
@@ -59,10 +49,10 @@ Command add_workload_command(CLI::App& epsim) {
   workload->require_subcommand(1);
   CLI::App* show = workload->add_subcommand(
       "show", "per-layer routing (load balance, hottest expert, distinct ranks vs closed forms); --json: task graph");
-  show->add_option("workload", state->workload, "workload TOML file or preset name (see `epsim workload presets`)")
+  show->add_option("workload", state->request.workload, "workload TOML file or preset name (see `epsim workload presets`)")
       ->required();
-  show->add_option("--set", state->overrides, "override one key, e.g. --set routing.kind=zipf (repeatable)");
-  add_ep_seed_options(*show, state->ep, state->seed);
+  show->add_option("--set", state->request.overrides, "override one key, e.g. --set routing.kind=zipf (repeatable)");
+  add_ep_seed_options(*show, state->request.ep, state->request.seed);
   show->add_flag("--json", state->json, "print the task graph as JSON");
   state->show = show;
   state->presets = workload->add_subcommand("presets", "list the bundled workload presets");

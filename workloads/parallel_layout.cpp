@@ -70,19 +70,27 @@ std::optional<LayoutProblem> check_layout(const ParallelLayout& l, int ranks_per
   for (auto [key, value] : {std::pair<const char*, int>{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep},
                             {"etp", l.etp}})
     if (value < 1) return LayoutProblem{key, fmt::format("expected an integer >= 1, got {}", value)};
-  if (l.stage_ranks() % (l.etp * l.ep) != 0)
-    return LayoutProblem{"ep", fmt::format("etp x ep = {} x {} must divide the tp x dp = {} x {} ranks of a "
-                                           "pipeline stage",
-                                           l.etp, l.ep, l.tp, l.dp)};
-  if (!tp_across_nodes && ranks_per_node % l.tp != 0)
-    return LayoutProblem{"tp", fmt::format("a tensor-parallel group of {} would span nodes of {} ranks (tp must "
-                                           "divide ranks_per_node unless tp_across_nodes = true)",
-                                           l.tp, ranks_per_node)};
+  if (auto problem = check_ep_divides_stage(l)) return problem;
+  if (auto problem = check_tp_within_node(l.tp, ranks_per_node, tp_across_nodes)) return problem;
   if (!tp_across_nodes && ranks_per_node % l.etp != 0)
     return LayoutProblem{"etp", fmt::format("an expert-tensor-parallel group of {} would span nodes of {} ranks "
                                             "(etp must divide ranks_per_node unless tp_across_nodes = true)",
                                             l.etp, ranks_per_node)};
   return std::nullopt;
+}
+
+std::optional<LayoutProblem> check_ep_divides_stage(const ParallelLayout& l) {
+  if (l.stage_ranks() % (l.etp * l.ep) == 0) return std::nullopt;
+  return LayoutProblem{"ep", fmt::format("etp x ep = {} x {} must divide the tp x dp = {} x {} ranks of a pipeline "
+                                         "stage",
+                                         l.etp, l.ep, l.tp, l.dp)};
+}
+
+std::optional<LayoutProblem> check_tp_within_node(int tp, int ranks_per_node, bool tp_across_nodes) {
+  if (tp_across_nodes || ranks_per_node % tp == 0) return std::nullopt;
+  return LayoutProblem{"tp", fmt::format("a tensor-parallel group of {} would span nodes of {} ranks (tp must divide "
+                                         "ranks_per_node unless tp_across_nodes = true)",
+                                         tp, ranks_per_node)};
 }
 
 std::optional<LayoutProblem> check_stage_split(int layers, int pp, int vpp, int first, int last) {

@@ -68,6 +68,12 @@ struct LayoutProblem {
 // `tp_across_nodes`; so must an ETP group.
 std::optional<LayoutProblem> check_layout(const ParallelLayout& layout, int ranks_per_node, bool tp_across_nodes);
 
+// Two of check_layout's rules alone, for a caller that takes them in its
+// own order (app/plan_candidates.cpp): ETP x EP divides the stage (key
+// "ep"); a TP group inside a node (key "tp").
+std::optional<LayoutProblem> check_ep_divides_stage(const ParallelLayout& layout);
+std::optional<LayoutProblem> check_tp_within_node(int tp, int ranks_per_node, bool tp_across_nodes);
+
 // Layers per model chunk: pp x vpp chunks, chunk c on pipeline stage c % pp
 // (Megatron's interleaved order). `first` and `last` (0: even) fix the
 // layers of the first and last chunk, the rest are split as evenly as

@@ -14,6 +14,7 @@
 #include "core/toml_base.hpp"
 #include "core/toml_reader.hpp"
 #include "workloads/expert_weights.hpp"
+#include "workloads/layout_rules.hpp"
 #include "workloads/routing_trace.hpp"
 
 namespace epsim::workloads {
@@ -81,7 +82,7 @@ ModelSpec read_model(TableReader t) {
   m.top_k = small_int(t, "top_k", 1, 64);
   // Blamed on the key the user changed with --set when only one was (--set model.experts=4 under a top-8 preset).
   if (m.top_k > m.experts) {
-    if (is_override(*t.node("experts")) && !is_override(*t.node("top_k")))
+    if (t.overridden("experts") && !t.overridden("top_k"))
       t.fail("experts", fmt::format("must be >= model.top_k ({}), got {}", m.top_k, m.experts));
     t.fail("top_k", fmt::format("must be <= model.experts ({}), got {}", m.experts, m.top_k));
   }
@@ -110,43 +111,32 @@ PipelineSchedule read_schedule(TableReader& t, int vpp) {
 // Micro-batches per step: from global_batch (sequences over all DP ranks)
 // or given directly as micro_batches; not both.
 void read_batch(TableReader& t, ParallelSpec& p) {
-  constexpr int kMaxMicroBatches = 1024;
   // Both given: one set by --set replaces the file's other (a preset's
   // micro_batches under --set parallel.global_batch=N); otherwise an error.
   bool use_global = t.has("global_batch");
   if (use_global && t.has("micro_batches")) {
-    const bool global_set = is_override(*t.node("global_batch")), count_set = is_override(*t.node("micro_batches"));
+    const bool global_set = t.overridden("global_batch"), count_set = t.overridden("micro_batches");
     if (global_set == count_set)
       t.fail("micro_batches", "give parallel.global_batch or parallel.micro_batches, not both");
     use_global = global_set;
   }
   if (use_global) {
-    const std::int64_t per_micro_batch = p.micro_batch * p.dp;
     p.global_batch = t.integer("global_batch", 1, kMaxTokens);
-    if (p.global_batch % per_micro_batch != 0 || p.global_batch / per_micro_batch > kMaxMicroBatches)
-      t.fail("global_batch", fmt::format("must be micro_batch x dp = {} x {} times a number of micro-batches in "
-                                         "[1, {}], got {}",
-                                         p.micro_batch, p.dp, kMaxMicroBatches, p.global_batch));
-    p.micro_batches = static_cast<int>(p.global_batch / per_micro_batch);
+    if (auto problem = check_global_batch(p.global_batch, p.micro_batch, p.dp)) t.fail(problem->key, problem->message);
+    p.micro_batches = static_cast<int>(p.global_batch / (p.micro_batch * p.dp));
   } else {
     p.micro_batches = static_cast<int>(t.integer_or("micro_batches", 1, 1, kMaxMicroBatches));
     p.global_batch = p.micro_batches * p.micro_batch * p.dp;
   }
-  if (p.schedule == PipelineSchedule::kDualPipe && (p.pp % 2 != 0 || p.micro_batches % 2 != 0 || p.micro_batches < 2 * p.pp))
-    t.fail(p.pp % 2 != 0 ? "pp" : use_global ? "global_batch" : "micro_batches",
-           fmt::format("\"dualpipe\" needs an even pp (got {}) and an even number of micro-batches per step, at "
-                       "least 2 x pp = {} (got {}): half enter at each end of the pipeline",
-                       p.pp, 2 * p.pp, p.micro_batches));
-  if (p.schedule == PipelineSchedule::kInterleaved && p.micro_batches % p.pp != 0)
-    t.fail(use_global ? "global_batch" : "micro_batches",
-           fmt::format("the interleaved schedule needs micro-batches per step ({}) to be a multiple of pp ({})",
-                       p.micro_batches, p.pp));
+  // The schedule's rule blames the batch key the workload gave.
+  if (auto problem = check_schedule_batch(p.schedule, p.pp, p.micro_batches))
+    t.fail(problem->key == "pp" ? "pp" : use_global ? "global_batch" : "micro_batches", problem->message);
 }
 
 ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
   ParallelSpec p;
   p.ep = small_int(t, "ep", 1, 1 << 16);
-  p.ranks_given_at = location_of(*t.node("ep"));
+  p.ranks_given_at = t.location("ep");
   if (m.experts % p.ep != 0) {
     t.fail("ep", fmt::format("model.experts ({}) is not divisible by parallel.ep ({})", m.experts, p.ep));
   }
@@ -159,9 +149,7 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
   p.vpp = static_cast<int>(t.integer_or("vpp", 1, 1, 64));
   p.dp = static_cast<int>(t.integer_or("dp", default_dp(p.tp, p.ep, p.etp), 1, 1 << 16));
   p.ranks_per_node = static_cast<int>(t.integer_or("ranks_per_node", std::min(8, p.ep), 1, 1 << 16));
-  if (p.ep % p.ranks_per_node != 0) {
-    t.fail("ranks_per_node", fmt::format("must divide parallel.ep ({}), got {}", p.ep, p.ranks_per_node));
-  }
+  if (auto problem = check_ep_fills_nodes(p.ep, p.ranks_per_node)) t.fail(problem->key, problem->message);
   p.tp_across_nodes = t.boolean_or("tp_across_nodes", false);
   p.grad_bucket_bytes = t.quantity_or("grad_bucket_size", kDefaultGradBucketBytes, Quantity::kBytes);
   p.overlap_grad_reduce = t.boolean_or("overlap_grad_reduce", true);
@@ -235,11 +223,10 @@ RoutingSpec read_routing(std::optional<TableReader> t, const ModelSpec& model, c
   // Keys of other kinds are errors, not silently ignored; except that a kind
   // given by --set replaces the file's routing, so the file's keys of its
   // previous kind no longer apply (`--set routing.kind=hot` on a zipf preset).
-  const toml::node* kind_node = t->node("kind");
-  const bool kind_overridden = kind_node && is_override(*kind_node);
+  const bool kind_overridden = t->overridden("kind");
   auto only_for = [&](std::string_view key, const char* owner) {
     if (kind == owner || !t->has(key)) return;
-    if (kind_overridden && !is_override(*t->node(key))) return;
+    if (kind_overridden && !t->overridden(key)) return;
     t->fail(key, fmt::format("only read when routing.kind = \"{}\"", owner));
   };
   only_for("zipf_s", "zipf");
@@ -255,7 +242,7 @@ RoutingSpec read_routing(std::optional<TableReader> t, const ModelSpec& model, c
     std::string path = t->string("trace");
     fs::path p(path);
     if (p.is_relative() && !base_dir.empty()) p = fs::path(base_dir) / p;
-    r.trace = read_routing_trace(p.string(), model, t->key_path("trace"), location_of(*t->node("trace")));
+    r.trace = read_routing_trace(p.string(), model, t->key_path("trace"), t->location("trace"));
   } else {
     const std::string order = t->choice_or("order", "none", {"none", "fixed", "per_layer"});
     r.order = order == "fixed" ? ExpertOrder::kFixed : order == "per_layer" ? ExpertOrder::kPerLayer : ExpertOrder::kNone;
@@ -295,8 +282,9 @@ void check_mitigations(TableReader routing, const WorkloadSpec& w) {
 
 }  // namespace
 
-WorkloadSpec read_workload(const toml::table& root, const std::string& source, const std::string& base_dir) {
-  TableReader top(root, "");
+WorkloadSpec read_workload(const toml::table& root, const std::string& source, const std::string& base_dir,
+                           const NodeSources* sources) {
+  TableReader top(root, "", sources);
   top.integer("schema", kWorkloadSchema, kWorkloadSchema);
   WorkloadSpec w;
   w.source = source;
@@ -334,11 +322,17 @@ WorkloadSpec read_workload(const toml::table& root, const std::string& source, c
   return w;
 }
 
-WorkloadSpec load_workload(const std::string& file_or_preset, const std::vector<std::string>& overrides) {
+WorkloadSpec load_workload(const std::string& file_or_preset, const std::vector<std::string>& overrides,
+                           const WorkloadEdits& edits) {
   const std::string path = resolve_preset_file(PresetKind::kWorkload, file_or_preset);
   toml::table root = load_toml_with_base(path, PresetKind::kWorkload);
   apply_overrides(root, overrides);
-  return read_workload(root, path, fs::path(path).parent_path().string());
+  const AppliedEdits applied = apply_edits(root, edits);
+  try {
+    return read_workload(root, path, fs::path(path).parent_path().string(), &applied.sources);
+  } catch (const InputError& e) {
+    throw at_option(e, applied);
+  }
 }
 
 std::vector<std::string> workload_presets() {

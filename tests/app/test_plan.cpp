@@ -50,26 +50,40 @@ TEST_CASE("the cheap checks keep only layouts that fill the NPUs, the nodes and 
     CHECK((l.tp * l.dp) % l.ep == 0);
     CHECK(l.pp * l.vpp <= 4);
     CHECK(l.global_batch % (l.micro_batch * l.dp) == 0);
-    if (l.schedule == "dualpipe") CHECK((l.pp % 2 == 0 && l.micro_batches() % 2 == 0 && l.micro_batches() >= 2 * l.pp));
-    if (l.schedule == "interleaved") CHECK(l.micro_batches() % l.pp == 0);
+    if (l.schedule == epsim::workloads::PipelineSchedule::kDualPipe) CHECK((l.pp % 2 == 0 && l.micro_batches() % 2 == 0 && l.micro_batches() >= 2 * l.pp));
+    if (l.schedule == epsim::workloads::PipelineSchedule::kInterleaved) CHECK(l.micro_batches() % l.pp == 0);
   }
   CHECK(std::is_sorted(e.layouts.begin(), e.layouts.end()));
 }
 
-TEST_CASE("a layout's overrides and name say every key") {
+TEST_CASE("a layout's edits and name say every key") {
   PlanLayout l;
   l.pp = 2;
   l.vpp = 2;
-  l.schedule = "interleaved";
+  l.schedule = epsim::workloads::PipelineSchedule::kInterleaved;
   l.ep = 8;
   l.dp = 16;
   l.global_batch = 32;
-  l.recompute = "full";
+  l.recompute = epsim::workloads::Recompute::kFull;
   l.zero_stage = 1;
   CHECK(l.name() == "TP1 PP2 VPP2 EP8 DP16 mb1 interleaved rc-full ZeRO-1");
   CHECK(l.micro_batches() == 2);
-  CHECK(l.overrides().size() == 11);
-  CHECK(l.overrides()[8] == "parallel.schedule=\"interleaved\"");
+  const epsim::workloads::WorkloadEdits e = l.edits();
+  CHECK(e.tp->value == 1);
+  CHECK(e.pp->value == 2);
+  CHECK(e.vpp->value == 2);
+  CHECK(e.ep->value == 8);
+  CHECK(e.etp->value == 1);
+  CHECK(e.dp->value == 16);
+  CHECK(e.micro_batch->value == 1);
+  CHECK(e.global_batch->value == 32);
+  CHECK(e.schedule->value == epsim::workloads::PipelineSchedule::kInterleaved);
+  CHECK(e.recompute->value == epsim::workloads::Recompute::kFull);
+  CHECK(e.zero_stage->value == 1);
+  CHECK_FALSE(e.micro_batches);  // derived from the global batch
+  CHECK_FALSE(e.ranks_per_node);  // the platform's, set by the search
+  // Errors at a layout's edits read as the --set each equals: plan reports their keys.
+  CHECK(e.schedule->option.empty());
 }
 
 TEST_CASE("the bound: one stage's work, full recomputation a third more, the 1F1B fill and drain") {

@@ -1,0 +1,127 @@
+// app/'s typed requests reach the workload as typed edits: run's --ep reads
+// as the --set it equals, the collective's edits are reported at the options
+// they come from, a plan's layout is the workload its edits make. None of
+// these simulates (every error comes before SimGrid starts).
+#include <functional>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "app/collective_job.hpp"
+#include "app/plan_candidates.hpp"
+#include "app/run_job.hpp"
+#include "workloads/workload_loader.hpp"
+
+using namespace epsim;
+
+namespace {
+
+std::string verdict(const std::function<void()>& job) {
+  try {
+    job();
+    return "";
+  } catch (const InputError& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("run's --ep is refused with the text of the --set it equals", "[app][edits]") {
+  struct Row {
+    int ep;
+    const char* error;
+  };
+  for (const Row& row : {Row{3, "--set parallel.ep=3: error: parallel.ep: model.experts (256) is not divisible by "
+                                "parallel.ep (3)"},
+                         Row{48, "--set parallel.ep=48: error: parallel.ep: model.experts (256) is not divisible by "
+                                 "parallel.ep (48)"}}) {
+    app::RunRequest by_option;
+    by_option.platform = "a2";
+    by_option.workload = "deepseek-v3";
+    by_option.ep = row.ep;
+    app::RunRequest by_set = by_option;
+    by_set.ep.reset();
+    by_set.overrides = {"parallel.ep=" + std::to_string(row.ep)};
+    CHECK(verdict([&] { app::load_job_workload(by_option); }) == row.error);
+    CHECK(verdict([&] { app::load_job_workload(by_set); }) == row.error);
+  }
+}
+
+TEST_CASE("run's options are set after the user's --set and the request's edits", "[app][edits]") {
+  app::RunRequest r;
+  r.platform = "a2";
+  r.workload = "tiny-moe";
+  r.overrides = {"routing.seed=3", "parallel.ep=16"};
+  r.edits.ep = workloads::Edit<int>{8, ""};
+  r.seed = 11;
+  const workloads::WorkloadSpec w = app::load_job_workload(r);
+  CHECK(w.parallel.ep == 8);      // the edit over the --set
+  CHECK(w.routing.seed == 11);    // --seed over both
+  CHECK_FALSE(w.memory.allow_oversubscribed);
+}
+
+TEST_CASE("the collective's edits are refused at the options they come from", "[app][edits]") {
+  struct Row {
+    const char* name;
+    std::function<void(app::CollectiveRequest&)> set;
+    const char* error;
+  };
+  const Row rows[] = {
+      {"top-k above the experts", [](app::CollectiveRequest& r) {
+         r.experts = 8;
+         r.top_k = 9;
+       },
+       "error: --top-k: model.top_k: must be <= model.experts (8), got 9"},
+      {"the user's --set keeps its place",
+       [](app::CollectiveRequest& r) {
+         r.experts = 8;
+         r.overrides = {"model.top_k=9"};
+       },
+       "--set model.top_k=9: error: model.top_k: must be <= model.experts (8), got 9"},
+      {"a routing kind whose parameters the workload lacks", [](app::CollectiveRequest& r) { r.routing = "zipf"; },
+       "error: --routing: zipf deepseek-v3 needs routing.zipf_s: add --set routing.zipf_s=VALUE"},
+      {"one EP group of --npus ranks", [](app::CollectiveRequest& r) { r.npus = 3; },
+       "error: --npus: parallel.ep: model.experts (256) is not divisible by parallel.ep (3)"},
+      {"a micro-batch of --tokens the sampler refuses", [](app::CollectiveRequest& r) { r.tokens = {20000000}; },
+       "error: --tokens: parallel.micro_batch: micro_batch x sequence_length = 1 x 20000000 tokens per micro-batch "
+       "exceeds 16777216 (the sampler draws every token of every layer: minutes beyond that)"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    app::CollectiveRequest r;
+    r.platform = "tests/tools/collective/single_switch.toml";
+    r.op = sim::CollectiveOp::kAllToAllv;
+    r.npus = 8;
+    row.set(r);  // single_switch is one node of 8 NPUs: --npus 3 is placed, and reaches the workload
+    CHECK(verdict([&] { app::run_collective_job(r); }) == row.error);
+  }
+}
+
+TEST_CASE("a plan's layout is the workload its edits make", "[app][edits][plan]") {
+  app::PlanLayout l;
+  l.pp = 2;
+  l.ep = 8;
+  l.dp = 8;
+  l.global_batch = 32;
+  l.schedule = workloads::PipelineSchedule::kDualPipe;
+  l.recompute = workloads::Recompute::kSelective;
+  l.zero_stage = 1;
+  const workloads::WorkloadSpec w = workloads::load_workload("tiny-moe", {"parallel.ep=32"}, l.edits());
+  CHECK(w.parallel.pp == 2);
+  CHECK(w.parallel.ep == 8);
+  CHECK(w.parallel.dp == 8);
+  CHECK(w.parallel.world() == 16);  // tp 1 x dp 8 x pp 2
+  CHECK(w.parallel.micro_batches == 4);  // 32 sequences / (mb 1 x dp 8)
+  CHECK(w.parallel.schedule == workloads::PipelineSchedule::kDualPipe);
+  CHECK(w.memory.recompute == workloads::Recompute::kSelective);
+  CHECK(w.memory.zero_stage == 1);
+  // A layout the loader refuses names the key the plan counts it under.
+  l.global_batch = 24;  // 3 micro-batches: DualPipe needs an even number
+  try {
+    workloads::load_workload("tiny-moe", {}, l.edits());
+    FAIL("expected a refusal");
+  } catch (const InputError& e) {
+    CHECK(e.key() == "parallel.global_batch");
+  }
+}
