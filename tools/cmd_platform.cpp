@@ -50,7 +50,10 @@ int run_show(const PlatformState& s) {
 
 int run_xml(const PlatformState& s) {
   const bool to_stdout = s.output.empty() || s.output == "-";
-  if (!to_stdout) check_output_path("--output", s.output);
+  if (!to_stdout) {
+    check_output_path("--output", s.output);
+    refuse_input_as_output("--output", s.output, {{"platform", s.platform}});
+  }
   topology::ClusterSpec spec = topology::load_cluster_spec(s.platform, s.overrides);
   topology::PlatformPlan plan = topology::make_platform_plan(topology::TopologyGraph(spec));
   if (to_stdout) {

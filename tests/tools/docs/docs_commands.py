@@ -21,7 +21,7 @@ land there), with EPSIM_DATA_DIR pointing at the copy and
 `build/tools/epsim` and `epsim` being the binary under test. Placeholders in
 the docs are real files of the copy: my.xml and my_cluster.xml (a four-node
 test platform), my.toml (the tiny-moe preset), SPEC.toml (this folder's
-two-point spec), TRACE.json (a 4-layer DeepSeek-V3 trace at EP64 on A2,
+two-point spec), PREFIX/bin/epsim (the binary), TRACE.json (a 4-layer DeepSeek-V3 trace at EP64 on A2,
 written before the docs run) and DIR (an empty folder); AXIS stands for that
 spec's axis, `seed`. What cannot run here, honestly treated:
   - bash tools/run_tests.sh is this suite: skipped.
@@ -176,6 +176,9 @@ def prepare(copy, epsim, root):
     bin_dir = os.path.join(copy, "build", "bin")
     os.makedirs(bin_dir)
     os.symlink(epsim, os.path.join(bin_dir, "epsim"))
+    # --slurm-epsim PREFIX/bin/epsim must name an executable (an installed copy).
+    os.makedirs(os.path.join(copy, "PREFIX", "bin"))
+    os.symlink(epsim, os.path.join(copy, "PREFIX", "bin", "epsim"))
     platform = os.path.join(copy, "tests", "sim", "platforms", "four_nodes.xml")
     shutil.copy(platform, os.path.join(copy, "my.xml"))
     shutil.copy(platform, os.path.join(copy, "my_cluster.xml"))
