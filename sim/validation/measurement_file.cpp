@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/file_assignments.hpp"
 #include "core/physical_ranges.hpp"
 #include "core/presets.hpp"
 #include "core/toml_reader.hpp"
@@ -89,27 +90,19 @@ MeasurementFile load_measurement_file(const std::string& path) {
     const std::filesystem::path p(m.platform);
     if (p.is_relative()) m.platform = (std::filesystem::path(path).parent_path() / p).string();
   }
-  if (auto set = root.optional_table("platform_set")) {
-    for (const auto& [key, value] : set->raw()) {
-      const toml::node* n = set->node(key.str());
-      if (!n->is_string() && !n->is_number() && !n->is_boolean())
-        set->fail(key.str(), "expected a string, number or boolean, as after --set key=");
-      std::string text;
-      if (n->is_string()) text = *n->value<std::string>();
-      else if (n->is_integer()) text = std::to_string(*n->value<std::int64_t>());
-      else if (n->is_floating_point()) text = fmt::format("{:.17g}", *n->value<double>());
-      else text = *n->value<bool>() ? "true" : "false";
-      m.platform_set.push_back(std::string(key.str()) + "=" + text);
-    }
-    set->finish();
-  }
+  std::vector<FileAssignment> platform_set;
+  if (auto set = root.optional_table("platform_set")) platform_set = read_assignments(*set, "");
+  m.platform_set = assignment_texts(platform_set);
   // The kernel's layout follows the platform (is_flat_platform), so the
-  // rows are checked against the file's platform with its overrides.
+  // rows are checked against the file's platform with its overrides; an
+  // error in one of those is told at its key in this file.
   const PlatformShape platform = [&] {
     try {
       return check_platform(PlatformRequest{m.platform, m.platform_set});
     } catch (const FileError& e) {
       throw named_at(e, location_of(*root.node("platform")), "platform");
+    } catch (const InputError& e) {
+      rethrow_at_assignment(e, platform_set);
     }
   }();
 
