@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/child_job.hpp"
+#include "app/measurement_file.hpp"
 #include "app/run_job.hpp"
 #include "core/input_file.hpp"
 #include "core/presets.hpp"
@@ -20,9 +21,6 @@ namespace epsim::app {
 namespace {
 
 constexpr int kSchema = 1;
-
-// The kinds of measurement file by their top-level `kind`; a kernel table has none.
-const std::vector<std::string> kMeasurementKinds = {"end_to_end"};
 
 std::vector<FileAssignment> optional_assignments(TableReader& parent, const char* key, const std::string& side) {
   if (auto t = parent.optional_table(key)) return read_assignments(*t, side);
@@ -100,23 +98,7 @@ EndToEndRun run(const EndToEndFile& f, const std::string& name, const std::vecto
 
 }  // namespace
 
-bool is_end_to_end_file(const std::string& path) {
-  try {
-    const toml::table root = load_toml_file(path);
-    if (!root.contains("kind")) return false;
-    TableReader reader(root, "");
-    const std::string kind = reader.string("kind");
-    if (std::find(kMeasurementKinds.begin(), kMeasurementKinds.end(), kind) == kMeasurementKinds.end())
-      reader.fail("kind", fmt::format("expected \"{}\" (a kernel table has no kind), got \"{}\"",
-                                      fmt::join(kMeasurementKinds, "\", \""), kind));
-    return kind == "end_to_end";
-  } catch (const InputError& e) {
-    if (e.key() == "kind") throw;
-    return false;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+bool is_end_to_end_file(const std::string& path) { return measurement_kind(path) == "end_to_end"; }
 
 EndToEndFile load_end_to_end_file(const std::string& path) {
   const toml::table doc = load_toml_file(path);

@@ -1,6 +1,6 @@
 // Reading measurement files: every key once, with its type and range, and
 // every shape the DeepEP kernel model does not cover refused by name.
-#include "sim/validation/measurement_file.hpp"
+#include "app/measurement_file.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -15,7 +15,9 @@
 #include "sim/platform/platform_loader.hpp"
 #include "topology/cluster_spec.hpp"
 
-namespace epsim::sim {
+namespace epsim::app {
+
+using namespace sim;
 
 namespace {
 
@@ -277,6 +279,24 @@ DeepEpValidationOptions validation_options(const MeasurementFile& m) {
 }
 
 // In the data folder beside platforms/ (core/presets.hpp finds it for a build tree and an installed copy alike).
+std::string measurement_kind(const std::string& path) {
+  try {
+    const toml::table root = load_toml_file(path);
+    if (!root.contains("kind")) return "";
+    TableReader reader(root, "");
+    const std::string kind = reader.string("kind");
+    if (std::find(kMeasurementKinds.begin(), kMeasurementKinds.end(), kind) == kMeasurementKinds.end())
+      reader.fail("kind", fmt::format("expected \"{}\" (a kernel table has no kind), got \"{}\"",
+                                      fmt::join(kMeasurementKinds, "\", \""), kind));
+    return kind;
+  } catch (const InputError& e) {
+    if (e.key() == "kind") throw;
+    return "";
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 std::string default_measurement_file() { return data_dir() + "/validation/deepep-h800-normal.toml"; }
 
-}  // namespace epsim::sim
+}  // namespace epsim::app
