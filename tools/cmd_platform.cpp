@@ -17,6 +17,7 @@
 #include "topology/presets.hpp"
 #include "topology/topology_report.hpp"
 #include "tools/command.hpp"
+#include "tools/option_checks.hpp"
 #include "tools/output_file.hpp"
 
 namespace epsim::tools {
@@ -92,7 +93,7 @@ Command add_platform_command(CLI::App& epsim) {
 
   state->xml = app->add_subcommand("xml", "write the SimGrid platform XML the simulator builds");
   add_platform_argument(state->xml, *state);
-  state->xml->add_option("-o,--output", state->output, "output file (default: standard output)");
+  state->xml->add_option("-o,--output", state->output, "output file (default: standard output)")->check(file_name());
 
   state->check = app->add_subcommand(
       "check", "check a platform (preset, TOML or SimGrid XML) as run and sweep do, without simulating");

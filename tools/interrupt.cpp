@@ -36,8 +36,8 @@ void write_stderr(const char* text) {
   for (int i = 0; i < kSlots; ++i) {
     if (g_used[i].load()) ::unlink(g_paths[i]);
   }
-  write_stderr(sig == SIGINT ? "epsim: interrupted by SIGINT; no output written\n"
-                             : "epsim: terminated by SIGTERM; no output written\n");
+  write_stderr(sig == SIGINT ? "epsim: interrupted by SIGINT; no partial output left\n"
+                             : "epsim: terminated by SIGTERM; no partial output left\n");
   ::_exit(128 + sig);
 }
 

@@ -1,7 +1,7 @@
 // SIGINT and SIGTERM end a command cleanly: its temporary output files are
 // removed (so every earlier output stays as it was), its forked children die
 // with it (PR_SET_PDEATHSIG, core/child_process.hpp), and it exits 130 or
-// 143 with one line on stderr: "epsim: interrupted by SIGINT; no output written".
+// 143 with one line on stderr: "epsim: interrupted by SIGINT; no partial output left".
 #pragma once
 
 #include <string>

@@ -41,7 +41,7 @@ kill -INT "$pid"
 wait "$pid"
 rc=$?
 [ "$rc" -eq 130 ] || fail "SIGINT: exit $rc, expected 130 ($(cat "$tmp/err"))"
-[ "$(cat "$tmp/err")" = "epsim: interrupted by SIGINT; no output written" ] || fail "SIGINT: stderr $(cat "$tmp/err")"
+[ "$(cat "$tmp/err")" = "epsim: interrupted by SIGINT; no partial output left" ] || fail "SIGINT: stderr $(cat "$tmp/err")"
 [ "$(cat "$tmp/trace.json")" = "an earlier trace" ] || fail "SIGINT changed the earlier trace"
 [ -z "$(find "$tmp" -name '.trace.json.epsim-*')" ] || fail "SIGINT left a temporary file"
 

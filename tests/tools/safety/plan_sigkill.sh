@@ -23,7 +23,7 @@ for sig in KILL TERM; do
   rc=$?
   if [ "$sig" = TERM ]; then
     [ "$rc" -eq 143 ] || fail "SIGTERM: exit $rc, expected 143"
-    [ "$(cat /tmp/plan_sigkill.$$)" = "epsim: terminated by SIGTERM; no output written" ] ||
+    [ "$(cat /tmp/plan_sigkill.$$)" = "epsim: terminated by SIGTERM; no partial output left" ] ||
       fail "SIGTERM: stderr $(cat /tmp/plan_sigkill.$$)"
   fi
   for _ in $(seq 1 20); do  # the kernel delivers the death signal at once; allow 2 s
