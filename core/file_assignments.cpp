@@ -16,7 +16,8 @@ std::vector<FileAssignment> read_assignments(TableReader& t, const std::string& 
     if (n->is_string()) {
       const std::string s = *n->value<std::string>();
       for (const unsigned char c : s)
-        if (c < 0x20 || c == 0x7f) t.fail(key.str(), "expected a value on one line, got a line break or control character");
+        if (c < 0x20 || c == 0x7f)
+          t.fail(key.str(), "expected a value on one line, got a line break or control character");
       // TOML's basic strings read JSON's escapes, so "true" stays a string and a quote stays a quote.
       text = nlohmann::json(s).dump();
     } else if (n->is_integer()) {

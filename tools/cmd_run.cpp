@@ -69,7 +69,8 @@ Command add_run_command(CLI::App& epsim) {
   cmd->add_flag("-q,--quiet", state->quiet, "no progress line on stderr");
   cmd->add_flag("--progress", state->progress,
                 "a progress line on stderr for runs longer than 2 s even when stderr is not a terminal");
-  cmd->add_option("--trace", state->trace, "write a Chrome trace (Perfetto) of the step to this file")->check(file_name());
+  cmd->add_option("--trace", state->trace, "write a Chrome trace (Perfetto) of the step to this file")
+      ->check(file_name());
   cmd->add_option("--trace-links", state->trace_links,
                   "utilisation counters in the trace for this many most utilised network links (and a quarter as "
                   "many HBMs)")

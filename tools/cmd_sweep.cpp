@@ -260,7 +260,8 @@ void check_mode(const SweepState& s) {
     return;
   }
   if (s.point >= 0)
-    throw option_error("--emit-slurm", "writes a script for every pending point; --point runs one here: give one of them");
+    throw option_error("--emit-slurm",
+                       "writes a script for every pending point; --point runs one here: give one of them");
   if (!s.slurm_epsim.empty()) {
     struct stat st {};
     if (::stat(s.slurm_epsim.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(s.slurm_epsim.c_str(), X_OK) != 0)
@@ -274,7 +275,8 @@ int run_sweep(const SweepState& s) {
   const std::string results = results_path(s);
   // Every output is checked before any point runs (a bad --csv used to fail after the whole sweep).
   const std::vector<NamedInput> inputs = spec_inputs(spec);
-  for (const auto& [option, path] : {std::pair{"--results", results}, {"--csv", s.csv}, {"--emit-slurm", s.emit_slurm}}) {
+  for (const auto& [option, path] :
+       {std::pair{"--results", results}, {"--csv", s.csv}, {"--emit-slurm", s.emit_slurm}}) {
     if (path.empty()) continue;
     check_output_path(option, path);
     refuse_input_as_output(option, path, inputs);
@@ -400,7 +402,8 @@ Command add_sweep_command(CLI::App& epsim) {
       ->check(integer_at_least(1));
   cmd->add_option("--slurm-partition", state->slurm_partition, "partition for the job array")->check(slurm_name());
   cmd->add_option("--slurm-account", state->slurm_account, "account the job array is charged to")->check(slurm_name());
-  cmd->add_option("--slurm-time", state->slurm_time, "time limit per array task: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS")
+  cmd->add_option("--slurm-time", state->slurm_time,
+                  "time limit per array task: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS")
       ->check(slurm_time());
   cmd->add_option("--slurm-mem", state->slurm_mem,
                   "memory per array task, e.g. 4GiB (default: the largest point's estimate x 1.5 + 256 MiB)")
@@ -418,7 +421,8 @@ Command add_sweep_command(CLI::App& epsim) {
   collect_cmd->add_option("spec", collect_state->spec, "sweep spec TOML")->required();
   collect_cmd->add_option("--results", collect_state->results, "results file (default beside the spec)")
       ->check(file_name());
-  collect_cmd->add_option("--csv", collect_state->csv, "CSV output (default: results file with .csv)")->check(file_name());
+  collect_cmd->add_option("--csv", collect_state->csv, "CSV output (default: results file with .csv)")
+      ->check(file_name());
 
   return Command{cmd, [state, collect_state, collect_cmd] {
                    if (collect_cmd->parsed()) return collect(*collect_state);

@@ -44,7 +44,8 @@ int run_end_to_end(const ValidateState& s) {
     if (given) throw option_error(flag, "only for kernel tables; " + k.file + " is an end-to-end file");
   // The runs take the file's seed and the platform's chunks, as `epsim run` does.
   for (const auto& [flag, given] : {std::pair{"--seed", s.seed_given}, {"--chunks", s.chunks_given}})
-    if (given) throw option_error(flag, "only for kernel tables; " + k.file + " is an end-to-end file (its runs take the workload's)");
+    if (given)
+      throw option_error(flag, "only for kernel tables; " + k.file + " is an end-to-end file (its runs take the workload's)");
   const app::EndToEndFile file = app::load_end_to_end_file(k.file);
   check_output("--output", s.output,
                {{"file", k.file}, {k.file + "'s platform", file.platform}, {k.file + "'s workload", file.workload}});
@@ -67,7 +68,8 @@ int run_validate(const ValidateState& s) {
   const std::string table = s.json ? json : sim::format_deepep_validation(v);
   std::cout << table;
   if (!s.output.empty()) write_output_file("--output", s.output, table);
-  if (!s.write_platform.empty()) write_output_file("--write-platform", s.write_platform, sim::calibrated_platform_toml(v));
+  if (!s.write_platform.empty())
+    write_output_file("--write-platform", s.write_platform, sim::calibrated_platform_toml(v));
   return 0;
 }
 

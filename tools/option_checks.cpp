@@ -196,7 +196,8 @@ CLI::Validator slurm_time() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
         // sbatch --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S.
-        static const std::regex time("[0-9]+(:[0-9]{1,2}(:[0-9]{1,2})?)?|[0-9]+-[0-9]{1,2}(:[0-9]{1,2}(:[0-9]{1,2})?)?");
+        static const std::regex time(
+            "[0-9]+(:[0-9]{1,2}(:[0-9]{1,2})?)?|[0-9]+-[0-9]{1,2}(:[0-9]{1,2}(:[0-9]{1,2})?)?");
         if (std::regex_match(s, time)) return "";
         return fmt::format("expected a Slurm time (MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS), got \"{}\"",
                            escaped(s));

@@ -40,7 +40,8 @@ std::string directive_value(const std::string& s) {
 void check_one_line(const char* field, const std::string& value) {
   for (unsigned char c : value)
     if (c < 0x20 || c == 0x7f)
-      throw std::invalid_argument(std::string(field) + ": a control character (a newline?) cannot go into a batch script");
+      throw std::invalid_argument(std::string(field) +
+                                  ": a control character (a newline?) cannot go into a batch script");
 }
 }  // namespace
 
