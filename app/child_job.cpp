@@ -1,4 +1,5 @@
-// The fork, the pipe and the verdict of run_child_job, one child or several at once.
+// The pipe and the verdict of run_child_job, one child or several at once;
+// the fork and the verdict's format are core/child_process.hpp's.
 #include "app/child_job.hpp"
 
 #include <poll.h>
@@ -12,8 +13,8 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include "core/child_process.hpp"
 #include "core/error.hpp"
 
 namespace epsim::app {
@@ -29,28 +30,14 @@ void write_all(int fd, const std::string& text) {
   }
 }
 
-// The child's verdict as one JSON document: {"ok": text} or an error.
+// The child's verdict (core/child_process.hpp's one wire format) on its own pipe.
 [[noreturn]] void child(int fd, const std::function<std::string()>& body) {
-  nlohmann::json verdict;
   int code = 0;
-  try {
-    verdict["ok"] = body();
-  } catch (const InputError& e) {
-    verdict["input_error"] = {{"file", e.where().file}, {"line", e.where().line}, {"column", e.where().column},
-                              {"key", e.key()}, {"problem", e.problem()}};
-    code = 2;
-  } catch (const std::exception& e) {
-    verdict["error"] = e.what();
-    code = 1;
-  }
+  const std::string verdict = child_verdict(body, code);
   std::fflush(stdout);
-  write_all(fd, verdict.dump());
+  write_all(fd, verdict);
   _exit(code);
 }
-
-}  // namespace
-
-namespace {
 
 // A forked child and the read end of its pipe.
 struct Started {
@@ -61,13 +48,13 @@ struct Started {
 Started start_child(const std::string& what, const std::function<std::string()>& body) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for " + what);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  if (pid < 0) {
+  pid_t pid = -1;
+  try {
+    pid = fork_child(what);
+  } catch (...) {
     close(fds[0]);
     close(fds[1]);
-    throw std::runtime_error("cannot fork for " + what);
+    throw;
   }
   if (pid == 0) {
     close(fds[0]);
@@ -81,16 +68,9 @@ Started start_child(const std::string& what, const std::function<std::string()>&
 std::string verdict_of(const std::string& what, pid_t pid, const std::string& output) {
   int status = 0;
   waitpid(pid, &status, 0);
-  const nlohmann::json verdict = nlohmann::json::parse(output, nullptr, false);
-  if (verdict.is_object() && verdict.contains("ok") && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    return verdict["ok"].get<std::string>();
-  if (verdict.is_object() && verdict.contains("input_error")) {
-    const nlohmann::json& e = verdict["input_error"];
-    throw InputError({e["file"].get<std::string>(), e["line"].get<int>(), e["column"].get<int>()},
-                     e["key"].get<std::string>(), e["problem"].get<std::string>());
-  }
-  if (verdict.is_object() && verdict.contains("error"))
-    throw std::runtime_error(what + ": " + verdict["error"].get<std::string>());
+  const ChildOutcome outcome = read_child_verdict(output, status);
+  if (outcome.kind == ChildOutcome::kOk) return outcome.text;
+  if (outcome.kind == ChildOutcome::kError) throw std::runtime_error(what + ": " + outcome.text);
   throw std::runtime_error(fmt::format("{}: the child process died ({})", what,
                                        WIFSIGNALED(status) ? fmt::format("signal {}", WTERMSIG(status))
                                                            : fmt::format("exit code {}", WEXITSTATUS(status))));

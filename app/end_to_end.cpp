@@ -1,6 +1,7 @@
 // End-to-end measurement files: reading, running, printing.
 #include "app/end_to_end.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -8,7 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "app/child_job.hpp"
+#include "app/measurement_file.hpp"
 #include "app/run_job.hpp"
+#include "core/input_file.hpp"
+#include "core/presets.hpp"
 #include "core/toml_reader.hpp"
 #include "sim/report/report.hpp"
 
@@ -18,42 +22,65 @@ namespace {
 
 constexpr int kSchema = 1;
 
-// A table of key = value pairs as run's --set assignments (strings quoted,
-// so that "true" stays a string).
-std::vector<std::string> assignments(TableReader& t) {
-  std::vector<std::string> out;
-  for (const auto& [key, value] : t.raw()) {
-    const toml::node* n = t.node(key.str());
-    std::string text;
-    if (n->is_string())
-      text = "\"" + *n->value<std::string>() + "\"";
-    else if (n->is_integer())
-      text = std::to_string(*n->value<std::int64_t>());
-    else if (n->is_floating_point())
-      text = fmt::format("{:.17g}", *n->value<double>());
-    else if (n->is_boolean())
-      text = *n->value<bool>() ? "true" : "false";
-    else
-      t.fail(key.str(), "expected a string, number or boolean, as after --set key=");
-    out.push_back(std::string(key.str()) + "=" + text);
-  }
-  t.finish();
-  return out;
-}
-
-std::vector<std::string> optional_assignments(TableReader& parent, const char* key) {
-  if (auto t = parent.optional_table(key)) return assignments(*t);
+std::vector<FileAssignment> optional_assignments(TableReader& parent, const char* key, const std::string& side) {
+  if (auto t = parent.optional_table(key)) return read_assignments(*t, side);
   return {};
 }
 
-// One run of the file's layout with `workload_set` on top, in a child.
-EndToEndRun run(const EndToEndFile& f, const std::string& name, const std::vector<std::string>& workload_set) {
+// A `platform` or `workload` key: a preset name, or a path (with a '/' or
+// ending in .toml or .xml) resolved against the measurement file's folder;
+// a file that cannot be read is told at the key.
+std::string input_file(TableReader& root, const char* key, PresetKind kind, const std::string& path) {
+  std::string value = root.string(key);
+  const auto ends_with = [&](const char* suffix) {
+    const std::string s(suffix);
+    return value.size() > s.size() && value.compare(value.size() - s.size(), s.size(), s) == 0;
+  };
+  if (value.find('/') != std::string::npos || ends_with(".toml") || ends_with(".xml")) {
+    const std::filesystem::path p(value);
+    if (p.is_relative()) value = (std::filesystem::path(path).parent_path() / p).string();
+  }
+  try {
+    check_regular_file(resolve_preset_file(kind, value));
+  } catch (const FileError& e) {
+    throw named_at(e, location_of(*root.node(key)), key);
+  }
+  return value;
+}
+
+// The request of the layout with `variant`'s workload keys on top.
+RunRequest request_of(const EndToEndFile& f, const std::vector<FileAssignment>& variant) {
   RunRequest request;
   request.platform = f.platform;
   request.workload = f.workload;
-  for (const std::string& s : f.platform_set) request.overrides.push_back("platform." + s);
-  for (const std::string& s : f.workload_set) request.overrides.push_back("workload." + s);
-  for (const std::string& s : workload_set) request.overrides.push_back("workload." + s);
+  for (const auto* set : {&f.platform_set, &f.workload_set, &variant})
+    for (const std::string& s : assignment_texts(*set)) request.overrides.push_back(s);
+  return request;
+}
+
+// The layout and every variant checked as `run` checks them, before any
+// simulation: a bad value is told at its key in the file in seconds, not
+// after the layout's simulation.
+void check_runs(const EndToEndFile& f) {
+  for (std::size_t i = 0; i <= f.slower.size(); ++i) {
+    const std::vector<FileAssignment> none;
+    const std::vector<FileAssignment>& variant = i == 0 ? none : f.slower[i - 1].workload_set;
+    try {
+      check_job(request_of(f, variant));
+    } catch (const FileError&) {
+      throw;
+    } catch (const InputError& e) {
+      std::vector<FileAssignment> all = f.platform_set;
+      all.insert(all.end(), f.workload_set.begin(), f.workload_set.end());
+      all.insert(all.end(), variant.begin(), variant.end());
+      rethrow_at_assignment(e, all);
+    }
+  }
+}
+
+// One run of the file's layout with `workload_set` on top, in a child.
+EndToEndRun run(const EndToEndFile& f, const std::string& name, const std::vector<FileAssignment>& workload_set) {
+  const RunRequest request = request_of(f, workload_set);
   const std::string json = run_child_job(f.path + (name.empty() ? "" : " (" + name + ")"), [&] {
     return sim::format_json(run_job(request).simulation.report);
   });
@@ -71,15 +98,7 @@ EndToEndRun run(const EndToEndFile& f, const std::string& name, const std::vecto
 
 }  // namespace
 
-bool is_end_to_end_file(const std::string& path) {
-  try {
-    const toml::table root = load_toml_file(path);
-    const auto kind = root["kind"].value<std::string>();
-    return kind && *kind == "end_to_end";
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+bool is_end_to_end_file(const std::string& path) { return measurement_kind(path) == "end_to_end"; }
 
 EndToEndFile load_end_to_end_file(const std::string& path) {
   const toml::table doc = load_toml_file(path);
@@ -89,15 +108,10 @@ EndToEndFile load_end_to_end_file(const std::string& path) {
   root.integer("schema", kSchema, kSchema);
   root.choice("kind", {"end_to_end"});
   f.source = root.string("source");
-  f.platform = root.string("platform");
-  // A platform file is found beside the measurement file; a preset by its name.
-  if (f.platform.size() > 5 && f.platform.compare(f.platform.size() - 5, 5, ".toml") == 0) {
-    const std::filesystem::path p(f.platform);
-    if (p.is_relative()) f.platform = (std::filesystem::path(path).parent_path() / p).string();
-  }
-  f.workload = root.string("workload");
-  f.platform_set = optional_assignments(root, "platform_set");
-  f.workload_set = optional_assignments(root, "workload_set");
+  f.platform = input_file(root, "platform", PresetKind::kPlatform, path);
+  f.workload = input_file(root, "workload", PresetKind::kWorkload, path);
+  f.platform_set = optional_assignments(root, "platform_set", "platform.");
+  f.workload_set = optional_assignments(root, "workload_set", "workload.");
   TableReader measured = root.table("measured");
   f.tokens_per_s_per_npu = measured.number("tokens_per_s_per_npu", 1e-3, 1e9);
   if (measured.has("band")) f.band = measured.number("band", 0, 1);
@@ -110,13 +124,14 @@ EndToEndFile load_end_to_end_file(const std::string& path) {
       EndToEndVariant v;
       v.at = location_of(*array->get(i));
       v.name = t.string("name");
-      v.workload_set = optional_assignments(t, "workload_set");
+      v.workload_set = optional_assignments(t, "workload_set", "workload.");
       if (v.workload_set.empty()) t.fail("workload_set", "a variant changes at least one workload key");
       t.finish();
       f.slower.push_back(std::move(v));
     }
   }
   root.finish();
+  check_runs(f);
   return f;
 }
 
@@ -140,8 +155,8 @@ std::string format_end_to_end(const EndToEndValidation& v) {
   const EndToEndFile& f = v.file;
   std::string out = fmt::format("epsim validate: end to end, {}\n  source     {}\n  run        --platform {} --workload {}",
                                 f.path, f.source, f.platform, f.workload);
-  for (const std::string& s : f.platform_set) out += " --set platform." + s;
-  for (const std::string& s : f.workload_set) out += " --set workload." + s;
+  for (const auto* set : {&f.platform_set, &f.workload_set})
+    for (const std::string& s : assignment_texts(*set)) out += " --set " + s;
   out += "\n";
   out += fmt::format("  {:<44} {:>12} {:>16} {:>9} {:>9}\n", "", "step", "tokens/s/NPU", "MFU", "step vs");
   out += fmt::format("  {:<44} {:>10.5g} s {:>16.1f} {:>7.2f} % {:>9}\n", "layout (simulated)", v.layout.step_s,

@@ -11,22 +11,23 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/file_assignments.hpp"
 
 namespace epsim::app {
 
 struct EndToEndVariant {
   std::string name;
-  std::vector<std::string> workload_set;  // "key=value", as run's --set
+  std::vector<FileAssignment> workload_set;  // "key=value", as run's --set, each with its place in the file
   SourceLocation at;
 };
 
 struct EndToEndFile {
   std::string path;
   std::string source;  // where the figure comes from
-  std::string platform;
-  std::vector<std::string> platform_set;  // "key=value"
-  std::string workload;
-  std::vector<std::string> workload_set;
+  std::string platform;  // a preset name, or a path resolved against the file's folder
+  std::vector<FileAssignment> platform_set;
+  std::string workload;  // the same
+  std::vector<FileAssignment> workload_set;
   double tokens_per_s_per_npu = 0;  // measured
   // |simulated / measured - 1| <= band passes; unset: a prediction, its
   // error reported and not checked (the variants still are).
@@ -35,11 +36,15 @@ struct EndToEndFile {
 };
 
 // Whether `path` is an end-to-end file (top-level kind = "end_to_end")
-// rather than a kernel table; false for anything that is not TOML.
+// rather than a kernel table (no kind); false for anything that is not
+// TOML. Another kind is an InputError at the key naming the accepted ones.
 bool is_end_to_end_file(const std::string& path);
 
-// Reads and checks one. Unknown keys, a missing figure, an empty variant:
-// InputError at the key.
+// Reads and checks one. Unknown keys, a missing figure, an empty variant, a
+// platform or workload that is no readable file (a folder, a FIFO), a
+// [platform_set], [workload_set] or [[slower]] value that the layout or a
+// variant refuses (each checked as `run` would, before any simulation):
+// InputError at the key in the file.
 EndToEndFile load_end_to_end_file(const std::string& path);
 
 struct EndToEndRun {

@@ -3,13 +3,13 @@
 #include <utility>
 
 #include "core/error.hpp"
-#include "sim/validation/measurement_file.hpp"
+#include "app/measurement_file.hpp"
 
 namespace epsim::app {
 
 sim::DeepEpValidationOptions kernel_validation_options(const KernelValidationRequest& r) {
   sim::DeepEpValidationOptions o =
-      sim::validation_options(sim::load_measurement_file(r.file.empty() ? sim::default_measurement_file() : r.file));
+      validation_options(load_measurement_file(r.file.empty() ? default_measurement_file() : r.file));
   if (!r.platform.empty()) o.platform = r.platform;
   o.overrides.insert(o.overrides.end(), r.overrides.begin(), r.overrides.end());
   o.seed = r.seed;

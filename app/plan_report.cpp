@@ -220,11 +220,22 @@ std::string format_plan_json(const std::vector<PlanResult>& results) {
   return j.dump(2) + "\n";
 }
 
-std::string format_plan_sweep(const PlanResult& r, const std::vector<std::string>& overrides) {
+namespace {
+
+std::vector<const PlanCandidate*> passing_layouts(const PlanResult& r) {
   std::vector<const PlanCandidate*> rows;
   for (const PlanCandidate& c : r.candidates)
     if (c.status == PlanStatus::kSimulated || c.status == PlanStatus::kBound || c.status == PlanStatus::kNotSimulated)
       rows.push_back(&c);
+  return rows;
+}
+
+}  // namespace
+
+std::size_t plan_sweep_points(const PlanResult& r) { return passing_layouts(r).size(); }
+
+std::string format_plan_sweep(const PlanResult& r, const std::vector<std::string>& overrides) {
+  std::vector<const PlanCandidate*> rows = passing_layouts(r);
   std::stable_sort(rows.begin(), rows.end(), [](const PlanCandidate* a, const PlanCandidate* b) {
     if (a->bound_s != b->bound_s) return a->bound_s < b->bound_s;
     return a->layout < b->layout;

@@ -2,11 +2,15 @@
 //   [--global-batch B] [--micro-batch-sizes 1,2,4] [--top K] [--max-candidates N] [-j J]
 //   [--json] [--emit-sweep FILE]`: which layout, for this model, on this cluster
 // (docs/plan.md). The search is app/plan_search.hpp's.
+#include <algorithm>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "app/plan_report.hpp"
 #include "app/plan_search.hpp"
@@ -37,8 +41,20 @@ struct PlanState {
 int run(const PlanState& s) {
   if (!s.emit_sweep.empty() && s.platforms.size() > 1)
     throw option_error("--emit-sweep", "writes the layouts of one platform; give one --platform");
+  std::vector<std::int64_t> micro_batch;
+  for (const std::string& item : list_items(s.micro_batch_sizes)) {
+    const std::int64_t size = std::stoll(item);
+    if (std::find(micro_batch.begin(), micro_batch.end(), size) != micro_batch.end())
+      throw option_error("--micro-batch-sizes", fmt::format("{} is given twice (each size is tried once)", size));
+    micro_batch.push_back(size);
+  }
   std::optional<OutputFile> sweep;  // opened before the search, so a bad path costs nothing
-  if (!s.emit_sweep.empty()) sweep.emplace("--emit-sweep", s.emit_sweep);
+  if (!s.emit_sweep.empty()) {
+    std::vector<NamedInput> inputs = {{"--workload", s.workload}};
+    for (const std::string& platform : s.platforms) inputs.push_back({"--platform", platform});
+    refuse_input_as_output("--emit-sweep", s.emit_sweep, inputs);
+    sweep.emplace("--emit-sweep", s.emit_sweep);
+  }
   std::vector<app::PlanResult> results;
   for (const std::string& platform : s.platforms) {
     app::PlanRequest request;
@@ -47,15 +63,17 @@ int run(const PlanState& s) {
     request.base.overrides = s.overrides;
     request.npus = s.npus;
     if (s.global_batch) request.global_batch = *s.global_batch;
-    if (!s.micro_batch_sizes.empty()) {
-      request.micro_batch.clear();
-      for (const std::string& item : list_items(s.micro_batch_sizes)) request.micro_batch.push_back(std::stoll(item));
-    }
+    if (!micro_batch.empty()) request.micro_batch = micro_batch;
     request.parallel = s.jobs;
     request.max_candidates = s.max_candidates;
     if (!s.quiet) request.progress = [](const std::string& line) { std::cerr << "epsim plan: " << line << "\n"; };
     results.push_back(app::plan_layouts(request));
   }
+  // A spec with no point is one `sweep` refuses: say so instead of writing it (the report says why).
+  if (sweep && app::plan_sweep_points(results.front()) == 0)
+    throw option_error("--emit-sweep", "no layout of " + results.front().workload + " on " + results.front().platform +
+                                           " passes every check, so no sweep spec is written; run without "
+                                           "--emit-sweep to see why");
   std::cout << (s.json ? app::format_plan_json(results) : app::format_plan(results, s.top));
   if (sweep) {
     sweep->stream() << app::format_plan_sweep(results.front(), s.overrides);
@@ -98,7 +116,8 @@ Command add_plan_command(CLI::App& epsim) {
   cmd->add_flag("--json", state->json, "print every checked layout as JSON (tools/plot_plan.py reads it)");
   cmd->add_flag("-q,--quiet", state->quiet, "no progress lines on stderr");
   cmd->add_option("--emit-sweep", state->emit_sweep,
-                  "write a sweep spec (docs/sweep.md) over the layouts that pass every check, to run with `epsim sweep`");
+                  "write a sweep spec (docs/sweep.md) over the layouts that pass every check, to run with `epsim sweep`")
+      ->check(file_name());
   return Command{cmd, [state] { return run(*state); }};
 }
 

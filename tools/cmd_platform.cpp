@@ -15,6 +15,7 @@
 #include "topology/platform_xml.hpp"
 #include "topology/topology_report.hpp"
 #include "tools/command.hpp"
+#include "tools/option_checks.hpp"
 #include "tools/output_file.hpp"
 
 namespace epsim::tools {
@@ -47,7 +48,10 @@ int run_show(const PlatformState& s) {
 
 int run_xml(const PlatformState& s) {
   const bool to_stdout = s.output.empty() || s.output == "-";
-  if (!to_stdout) check_output_path("--output", s.output);
+  if (!to_stdout) {
+    check_output_path("--output", s.output);
+    refuse_input_as_output("--output", s.output, {{"platform", s.platform}});
+  }
   const app::PlatformXml xml = app::platform_xml({s.platform, s.overrides});
   const topology::PlatformPlan& plan = xml.plan;
   if (to_stdout) {
@@ -86,7 +90,7 @@ Command add_platform_command(CLI::App& epsim) {
 
   state->xml = app->add_subcommand("xml", "write the SimGrid platform XML the simulator builds");
   add_platform_argument(state->xml, *state);
-  state->xml->add_option("-o,--output", state->output, "output file (default: standard output)");
+  state->xml->add_option("-o,--output", state->output, "output file (default: standard output)")->check(file_name());
 
   state->check = app->add_subcommand(
       "check", "check a platform (preset, TOML or SimGrid XML) as run and sweep do, without simulating");

@@ -35,7 +35,11 @@ int run(const RunState& s) {
   app::RunRequest request = to_request(s.options);
   request.record_link_spans = !s.trace.empty();
   std::optional<OutputFile> trace;  // opened before the simulation, so a bad path costs nothing
-  if (!s.trace.empty()) trace.emplace("--trace", s.trace);
+  if (!s.trace.empty()) {
+    refuse_input_as_output("--trace", s.trace,
+                           {{"--platform", s.options.platform}, {"--workload", s.options.workload}});
+    trace.emplace("--trace", s.trace);
+  }
   app::RunOutcome outcome;
   {
     ProgressLine progress(!s.quiet && (s.progress || stderr_is_terminal()));
@@ -65,7 +69,8 @@ Command add_run_command(CLI::App& epsim) {
   cmd->add_flag("-q,--quiet", state->quiet, "no progress line on stderr");
   cmd->add_flag("--progress", state->progress,
                 "a progress line on stderr for runs longer than 2 s even when stderr is not a terminal");
-  cmd->add_option("--trace", state->trace, "write a Chrome trace (Perfetto) of the step to this file");
+  cmd->add_option("--trace", state->trace, "write a Chrome trace (Perfetto) of the step to this file")
+      ->check(file_name());
   cmd->add_option("--trace-links", state->trace_links,
                   "utilisation counters in the trace for this many most utilised network links (and a quarter as "
                   "many HBMs)")

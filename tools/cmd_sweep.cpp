@@ -3,6 +3,7 @@
 // `epsim sweep collect SPEC [--results F] [--csv F]`.
 // Every point runs in its own process and appends its own record, so a
 // sweep killed at any moment resumes where it was and loses nothing.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -234,14 +237,61 @@ std::vector<int> check_points(const sweep::SweepSpec& spec, const std::vector<in
   return runnable;
 }
 
+// The spec and every file its points name: no output may replace one.
+std::vector<NamedInput> spec_inputs(const sweep::SweepSpec& spec) {
+  std::vector<NamedInput> inputs = {{"spec", spec.path}};
+  std::set<std::string> seen;
+  for (const sweep::Point& p : spec.points) {
+    for (const auto& [key, path] : {std::pair{"platform", p.platform}, {"workload", p.workload}})
+      if (seen.insert(path).second) inputs.push_back({"the spec's " + std::string(key), path});
+  }
+  return inputs;
+}
+
+// Options that only shape the batch script, or that contradict it: each
+// acts or is refused, never ignored.
+void check_mode(const SweepState& s) {
+  if (s.emit_slurm.empty()) {
+    for (const auto& [option, given] :
+         {std::pair{"--slurm-partition", !s.slurm_partition.empty()}, {"--slurm-account", !s.slurm_account.empty()},
+          {"--slurm-time", !s.slurm_time.empty()}, {"--slurm-mem", !s.slurm_mem.empty()},
+          {"--slurm-epsim", !s.slurm_epsim.empty()}, {"--slurm-max-parallel", s.slurm_max_parallel > 0}})
+      if (given) throw option_error(option, "only with --emit-slurm (it shapes the batch script)");
+    return;
+  }
+  if (s.point >= 0)
+    throw option_error("--emit-slurm",
+                       "writes a script for every pending point; --point runs one here: give one of them");
+  if (!s.slurm_epsim.empty()) {
+    struct stat st {};
+    if (::stat(s.slurm_epsim.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(s.slurm_epsim.c_str(), X_OK) != 0)
+      throw option_error("--slurm-epsim", s.slurm_epsim + ": not an executable file");
+  }
+}
+
 int run_sweep(const SweepState& s) {
+  check_mode(s);
   const sweep::SweepSpec spec = sweep::load_sweep_spec(s.spec);
   const std::string results = results_path(s);
   // Every output is checked before any point runs (a bad --csv used to fail after the whole sweep).
-  check_output_path("--results", results);
-  if (!s.csv.empty()) check_output_path("--csv", s.csv);
-  if (!s.emit_slurm.empty()) check_output_path("--emit-slurm", s.emit_slurm);
+  const std::vector<NamedInput> inputs = spec_inputs(spec);
+  for (const auto& [option, path] :
+       {std::pair{"--results", results}, {"--csv", s.csv}, {"--emit-slurm", s.emit_slurm}}) {
+    if (path.empty()) continue;
+    check_output_path(option, path);
+    refuse_input_as_output(option, path, inputs);
+  }
   if (s.point >= 0) return run_point(spec, s.point, results);
+  // The batch script names both on lines of their own.
+  if (!s.emit_slurm.empty()) {
+    for (const auto& [option, path] : {std::pair{"spec", s.spec}, {"--results", results}})
+      if (std::any_of(path.begin(), path.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+        throw option_error(option, "a control character (a newline?) in the file name cannot go into a batch script");
+  }
+  // A second sweep on this results file is refused, not run twice (workers
+  // run with --point and append under their own lock; a batch script only reads it).
+  std::optional<sweep::DriverLock> lock;
+  if (s.emit_slurm.empty()) lock.emplace(results);
 
   const std::set<std::string> done = finished_keys(results);
   std::vector<int> pending;
@@ -277,9 +327,13 @@ int run_sweep(const SweepState& s) {
     o.time_limit = s.slurm_time;
     o.mem_MiB = s.slurm_mem.empty() ? slurm_mem_MiB(max_bytes)
                                     : static_cast<long long>(std::ceil(parse_size(s.slurm_mem) / kMiB));
-    OutputFile out("--emit-slurm", s.emit_slurm);
-    out.stream() << sweep::slurm_array_script(runnable, o);
-    out.close();
+    std::string script;
+    try {
+      script = sweep::slurm_array_script(runnable, o);
+    } catch (const std::invalid_argument& e) {
+      throw option_error("--emit-slurm", e.what());
+    }
+    write_output_file("--emit-slurm", s.emit_slurm, script);
     std::cerr << fmt::format("epsim sweep: wrote {} ({} array tasks); submit with sbatch, then "
                              "`epsim sweep collect {}`\n", s.emit_slurm, runnable.size(), s.spec);
     return rejected ? 1 : 0;
@@ -295,7 +349,7 @@ int run_sweep(const SweepState& s) {
     record["error"] = why;
     sweep::append_result(results, record);
   });
-  if (!s.csv.empty()) sweep::write_results_csv(s.csv, spec, sweep::read_results(results));
+  if (!s.csv.empty()) write_output_file("--csv", s.csv, sweep::results_csv(spec, sweep::read_results(results)));
   const int failed = outcome.failed + rejected;
   std::cerr << fmt::format("epsim sweep: {} of {} points ok, {} failed\n", total - failed, total, failed);
   return failed ? 1 : 0;
@@ -306,6 +360,8 @@ int collect(const SweepState& s) {
   const std::string results = results_path(s);
   const std::string csv = s.csv.empty() ? fs::path(results).replace_extension(".csv").string() : s.csv;
   check_output_path("--csv", csv);
+  refuse_input_as_output("--csv", csv, spec_inputs(spec));
+  refuse_input_as_output("--csv", csv, {{"--results", results}});
   const auto latest = sweep::latest_by_key(sweep::read_results(results));
   int ok = 0, failed = 0, missing = 0;
   for (const sweep::Point& p : spec.points) {
@@ -321,7 +377,7 @@ int collect(const SweepState& s) {
       ++ok;
     }
   }
-  sweep::write_results_csv(csv, spec, sweep::read_results(results));
+  write_output_file("--csv", csv, sweep::results_csv(spec, sweep::read_results(results)));
   std::cout << fmt::format("{} points: {} ok, {} failed, {} missing; table written to {}\n",
                            spec.points.size(), ok, failed, missing, csv);
   return failed || missing ? 1 : 0;
@@ -335,22 +391,27 @@ Command add_sweep_command(CLI::App& epsim) {
   cmd->add_option("spec", state->spec, "sweep spec TOML (docs/sweep.md)");
   cmd->add_option("-j,--jobs", state->jobs, "points run at once, each in its own process")
       ->check(integer_in(1, 1024))->capture_default_str();
-  cmd->add_option("--results", state->results, "results file (JSON lines; default SPEC-stem.results.jsonl beside the spec)");
-  cmd->add_option("--csv", state->csv, "also write the results as CSV here");
+  cmd->add_option("--results", state->results, "results file (JSON lines; default SPEC-stem.results.jsonl beside the spec)")
+      ->check(file_name());
+  cmd->add_option("--csv", state->csv, "also write the results as CSV here")->check(file_name());
   cmd->add_option("--point", state->point, "run only this point (0-based) and append its record; for workers and Slurm")
       ->check(integer_at_least(0));
-  cmd->add_option("--emit-slurm", state->emit_slurm, "write an sbatch job-array script for the pending points instead of running");
+  cmd->add_option("--emit-slurm", state->emit_slurm, "write an sbatch job-array script for the pending points instead of running")
+      ->check(file_name());
   cmd->add_option("--slurm-max-parallel", state->slurm_max_parallel, "limit of array tasks running at once (%N)")
       ->check(integer_at_least(1));
-  cmd->add_option("--slurm-partition", state->slurm_partition, "partition for the job array");
-  cmd->add_option("--slurm-account", state->slurm_account, "account the job array is charged to");
-  cmd->add_option("--slurm-time", state->slurm_time, "time limit per array task, e.g. 01:00:00");
+  cmd->add_option("--slurm-partition", state->slurm_partition, "partition for the job array")->check(slurm_name());
+  cmd->add_option("--slurm-account", state->slurm_account, "account the job array is charged to")->check(slurm_name());
+  cmd->add_option("--slurm-time", state->slurm_time,
+                  "time limit per array task: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS")
+      ->check(slurm_time());
   cmd->add_option("--slurm-mem", state->slurm_mem,
                   "memory per array task, e.g. 4GiB (default: the largest point's estimate x 1.5 + 256 MiB)")
       ->check(size_in(Physical::kMemoryBytes));
   cmd->add_option("--slurm-epsim", state->slurm_epsim,
                   "the epsim the array tasks run, e.g. an installed PREFIX/bin/epsim (default: this one; its presets: "
-                  "PREFIX/share/epsim)");
+                  "PREFIX/share/epsim)")
+      ->check(file_name());
   cmd->add_flag("-q,--quiet", state->quiet, "no progress lines");
   cmd->add_flag("--keep-going", state->keep_going,
                 "run the good points when some fail their checks (recorded as failed) instead of refusing the sweep");
@@ -358,8 +419,10 @@ Command add_sweep_command(CLI::App& epsim) {
   auto collect_state = std::make_shared<SweepState>();
   CLI::App* collect_cmd = cmd->add_subcommand("collect", "check a sweep's results and export them as CSV");
   collect_cmd->add_option("spec", collect_state->spec, "sweep spec TOML")->required();
-  collect_cmd->add_option("--results", collect_state->results, "results file (default beside the spec)");
-  collect_cmd->add_option("--csv", collect_state->csv, "CSV output (default: results file with .csv)");
+  collect_cmd->add_option("--results", collect_state->results, "results file (default beside the spec)")
+      ->check(file_name());
+  collect_cmd->add_option("--csv", collect_state->csv, "CSV output (default: results file with .csv)")
+      ->check(file_name());
 
   return Command{cmd, [state, collect_state, collect_cmd] {
                    if (collect_cmd->parsed()) return collect(*collect_state);

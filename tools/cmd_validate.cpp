@@ -22,12 +22,15 @@ struct ValidateState {
   std::string write_platform;
   bool json = false;
   bool check = false;
+  bool seed_given = false;
+  bool chunks_given = false;
 };
 
-void write_file(const std::string& option, const std::string& path, const std::string& text) {
-  OutputFile out(option, path);
-  out.stream() << text;
-  out.close();
+// The measurement file and what it names are inputs no output may replace.
+void check_output(const std::string& option, const std::string& path, const std::vector<NamedInput>& inputs) {
+  if (path.empty()) return;
+  check_output_path(option, path);
+  refuse_input_as_output(option, path, inputs);
 }
 
 // An end-to-end file: the layout and its variants run as `epsim run` runs
@@ -39,26 +42,34 @@ int run_end_to_end(const ValidateState& s) {
                                     {"--tokens", k.tokens_per_rank != 0}, {"--nvlink-row", k.nvlink_row != 0},
                                     {"--rdma-row", k.rdma_row != 0}, {"--write-platform", !s.write_platform.empty()}})
     if (given) throw option_error(flag, "only for kernel tables; " + k.file + " is an end-to-end file");
-  if (!s.output.empty()) check_output_path("--output", s.output);
-  const app::EndToEndValidation v = app::validate_end_to_end(app::load_end_to_end_file(k.file));
+  // The runs take the file's seed and the platform's chunks, as `epsim run` does.
+  for (const auto& [flag, given] : {std::pair{"--seed", s.seed_given}, {"--chunks", s.chunks_given}})
+    if (given)
+      throw option_error(flag, "only for kernel tables; " + k.file + " is an end-to-end file (its runs take the workload's)");
+  const app::EndToEndFile file = app::load_end_to_end_file(k.file);
+  check_output("--output", s.output,
+               {{"file", k.file}, {k.file + "'s platform", file.platform}, {k.file + "'s workload", file.workload}});
+  const app::EndToEndValidation v = app::validate_end_to_end(file);
   const std::string text = s.json ? app::format_end_to_end_json(v) : app::format_end_to_end(v);
   std::cout << text;
-  if (!s.output.empty()) write_file("--output", s.output, text);
+  if (!s.output.empty()) write_output_file("--output", s.output, text);
   return s.check && !v.passed() ? 1 : 0;
 }
 
 int run_validate(const ValidateState& s) {
   if (!s.kernels.file.empty() && app::is_end_to_end_file(s.kernels.file)) return run_end_to_end(s);
   if (s.check) throw option_error("--check", "only for end-to-end files (kind = \"end_to_end\")");
-  if (!s.output.empty()) check_output_path("--output", s.output);
-  if (!s.write_platform.empty()) check_output_path("--write-platform", s.write_platform);
+  const std::vector<NamedInput> inputs = {{"file", s.kernels.file}, {"--platform", s.kernels.platform}};
+  check_output("--output", s.output, inputs);
+  check_output("--write-platform", s.write_platform, inputs);
   const sim::DeepEpValidation v = app::validate_kernels(s.kernels);
   // The JSON form checks every figure is finite, for the table too.
   const std::string json = sim::format_deepep_validation_json(v);
   const std::string table = s.json ? json : sim::format_deepep_validation(v);
   std::cout << table;
-  if (!s.output.empty()) write_file("--output", s.output, table);
-  if (!s.write_platform.empty()) write_file("--write-platform", s.write_platform, sim::calibrated_platform_toml(v));
+  if (!s.output.empty()) write_output_file("--output", s.output, table);
+  if (!s.write_platform.empty())
+    write_output_file("--write-platform", s.write_platform, sim::calibrated_platform_toml(v));
   return 0;
 }
 
@@ -71,22 +82,28 @@ Command add_validate_command(CLI::App& epsim) {
   app->add_option("file", state->kernels.file, "measurement TOML (docs/validation.md); default validation/deepep-h800-normal.toml");
   app->add_option("--platform", state->kernels.platform, "cluster preset or TOML file instead of the file's (the same layout: 8 GPUs per node and a [scaleout], or flat)");
   app->add_option("--set", state->kernels.overrides, "override one platform key after the file's, e.g. --set scaleout.nic_latency=3us");
-  app->add_option("--seed", state->kernels.seed, "routing seed")->check(integer_at_least(0))->capture_default_str();
+  app->add_option("--seed", state->kernels.seed, "routing seed (kernel tables)")
+      ->check(integer_at_least(0))
+      ->capture_default_str()
+      ->each([s = state.get()](const std::string&) { s->seed_given = true; });
   app->add_option("--tokens", state->kernels.tokens_per_rank, "tokens per rank (must be the file's)")->check(integer_at_least(1));
-  app->add_option("--chunks", state->kernels.pipeline_chunks, "pipelined chunks per kernel stage (as `run`'s hierarchical)")
+  app->add_option("--chunks", state->kernels.pipeline_chunks,
+                  "pipelined chunks per kernel stage (as `run`'s hierarchical; kernel tables)")
       ->check(integer_at_least(1))
+      ->each([s = state.get()](const std::string&) { s->chunks_given = true; })
       ->capture_default_str();
   // A row's EP, in the range the measurement file reads it (row[i].ep).
   app->add_option("--nvlink-row", state->kernels.nvlink_row, "EP of the row calibrating node.link_efficiency instead of the file's")
       ->check(integer_in(1, 1 << 16));
   app->add_option("--rdma-row", state->kernels.rdma_row, "EP of the row calibrating scaleout.nic_efficiency instead of the file's")
       ->check(integer_in(1, 1 << 16));
-  app->add_option("-o,--output", state->output, "also write the table to this file");
+  app->add_option("-o,--output", state->output, "also write the table to this file")->check(file_name());
   app->add_flag("--json", state->json, "print per row and kernel measured/simulated GB/s and us, error, as JSON");
   app->add_flag("--check", state->check,
                 "end-to-end files: exit 1 unless the prediction is within the file's band and every variant is slower");
   app->add_option("--write-platform", state->write_platform,
-                  "write the platform TOML with the calibrated parameters (node.link_efficiency and scaleout.nic_efficiency, supernode.port_efficiency, a low_latency_efficiency, kernels.*)");
+                  "write the platform TOML with the calibrated parameters (node.link_efficiency and scaleout.nic_efficiency, supernode.port_efficiency, a low_latency_efficiency, kernels.*)")
+      ->check(file_name());
   return Command{app, [state] { return run_validate(*state); }};
 }
 

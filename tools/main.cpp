@@ -2,6 +2,7 @@
 // 0 success, 1 a run that failed or a bug (InternalError: "epsim: internal
 // error: ..."), 2 bad input (InputError, one line on stderr).
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,8 +10,11 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/memory_limit.hpp"
 #include "sim/report/scenario.hpp"
 #include "tools/command.hpp"
+#include "tools/interrupt.hpp"
+#include "tools/option_checks.hpp"
 #include "tools/output_file.hpp"
 
 namespace {
@@ -27,6 +31,21 @@ std::string option_naming(const CLI::App& app, const std::string& path) {
     if (!name.empty()) return name;
   }
   return "";
+}
+
+// The first option value of the parsed command line that is not UTF-8, as
+// option_error would tell it; nullopt when every value is.
+std::optional<epsim::InputError> non_utf8_value(const CLI::App& app) {
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& value : o->results()) {
+      const std::string problem = epsim::tools::utf8_problem(value);
+      if (!problem.empty()) return epsim::option_error(o->get_name(), problem);
+    }
+  }
+  for (const CLI::App* sub : app.get_subcommands()) {
+    if (auto e = non_utf8_value(*sub)) return e;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -61,7 +80,12 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   }
 
+  tools::install_interrupt_handlers();
   try {
+    // The environment is checked once, before any work: a bad value is one
+    // line naming the variable, not a verdict on every layout later.
+    memory_limit_GiB();
+    if (auto e = non_utf8_value(epsim_app)) throw *e;
     for (const tools::Command& c : commands) {
       if (!c.app->parsed()) continue;
       const int code = c.run();

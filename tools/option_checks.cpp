@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <regex>
 #include <stdexcept>
 #include <utility>
 
@@ -44,6 +45,18 @@ std::vector<std::string> split(const std::string& text) {
     if (comma == std::string::npos) return items;
     start = comma + 1;
   }
+}
+
+// The text on one line: control characters as \n, \t or \xNN.
+std::string escaped(const std::string& s) {
+  std::string out;
+  for (const unsigned char c : s) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+  }
+  return out;
 }
 
 }  // namespace
@@ -118,6 +131,78 @@ CLI::Validator one_of(std::vector<std::string> allowed) {
         return fmt::format("expected {}, got \"{}\"", names, s);
       },
       names);
+}
+
+namespace {
+
+bool is_utf8(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    int follow = 0;
+    unsigned min = 0;
+    unsigned code = 0;
+    if (c < 0x80) { ++i; continue; }
+    if ((c & 0xE0) == 0xC0) { follow = 1; code = c & 0x1F; min = 0x80; }
+    else if ((c & 0xF0) == 0xE0) { follow = 2; code = c & 0x0F; min = 0x800; }
+    else if ((c & 0xF8) == 0xF0) { follow = 3; code = c & 0x07; min = 0x10000; }
+    else return false;
+    if (i + static_cast<std::size_t>(follow) >= s.size()) return false;
+    for (int k = 1; k <= follow; ++k) {
+      const unsigned char f = static_cast<unsigned char>(s[i + k]);
+      if ((f & 0xC0) != 0x80) return false;
+      code = (code << 6) | (f & 0x3F);
+    }
+    if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += static_cast<std::size_t>(follow) + 1;
+  }
+  return true;
+}
+
+// Bytes above 0x7f as \xNN too: the text of a value that is not UTF-8.
+std::string escaped_bytes(const std::string& s) {
+  std::string out;
+  for (const unsigned char c : s) {
+    if (c >= 0x80) out += fmt::format("\\x{:02x}", c);
+    else out += escaped(std::string(1, static_cast<char>(c)));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string utf8_problem(const std::string& value) {
+  if (is_utf8(value)) return "";
+  return fmt::format("\"{}\" is not UTF-8 text (reports are UTF-8 JSON); rename the file or give it another way",
+                     escaped_bytes(value));
+}
+
+CLI::Validator file_name() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string { return s.empty() ? "expected a file name, got \"\"" : ""; }, "FILE");
+}
+
+CLI::Validator slurm_name() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        static const std::regex name("[A-Za-z0-9._-]+");
+        if (std::regex_match(s, name)) return "";
+        return fmt::format("expected a Slurm name (letters, digits, '.', '_', '-'), got \"{}\"", escaped(s));
+      },
+      "NAME");
+}
+
+CLI::Validator slurm_time() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        // sbatch --time: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S.
+        static const std::regex time(
+            "[0-9]+(:[0-9]{1,2}(:[0-9]{1,2})?)?|[0-9]+-[0-9]{1,2}(:[0-9]{1,2}(:[0-9]{1,2})?)?");
+        if (std::regex_match(s, time)) return "";
+        return fmt::format("expected a Slurm time (MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS), got \"{}\"",
+                           escaped(s));
+      },
+      "TIME");
 }
 
 CLI::Validator list_of(CLI::Validator item) {

@@ -28,6 +28,21 @@ CLI::Validator size_in(Physical kind);
 // empty is never its default).
 CLI::Validator one_of(std::vector<std::string> allowed);
 
+// A file name: "" is refused ("expected a file name, got \"\""): an option
+// given empty never means "not given".
+CLI::Validator file_name();
+// A Slurm partition or account name: letters, digits and . _ - only (no
+// whitespace, newline or shell metacharacter can reach the batch script).
+CLI::Validator slurm_name();
+// A Slurm time limit in one of sbatch's formats: MINUTES, MINUTES:SECONDS,
+// HOURS:MINUTES:SECONDS, DAYS-HOURS, DAYS-HOURS:MINUTES, DAYS-HOURS:MINUTES:SECONDS.
+CLI::Validator slurm_time();
+
+// "" when `value` is UTF-8 text, else "\"a2\\xff.toml\" is not UTF-8 text
+// (...)": every value may reach a JSON report, which holds UTF-8 only, so
+// main refuses such a value up front rather than fail after the run.
+std::string utf8_problem(const std::string& value);
+
 // The one list syntax: comma-separated items, none empty, each passing
 // `item` ("1MB,,2MB" is refused naming the empty item).
 CLI::Validator list_of(CLI::Validator item);

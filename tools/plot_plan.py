@@ -23,6 +23,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from plot_output import save_figure  # noqa: E402
+
 GREY = "#9e9e9e"
 MARKERS = {"memory": "x", "bound": "v", "not_simulated": ".", "too_large": "s", "failed": "+"}
 LABELS = {
@@ -79,7 +81,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     for ext in ("png", "svg"):
         path = os.path.join(out, f"plan.{ext}")
-        fig.savefig(path, dpi=130)
+        save_figure(fig, path, dpi=130)
         print(f"wrote {path}")
 
 

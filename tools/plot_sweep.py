@@ -39,6 +39,7 @@ import matplotlib.ticker  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plot_timeline import kind_colours, plot_timeline  # noqa: E402
+from plot_output import save_figure  # noqa: E402
 
 # Phases of the report that are collectives (reported as sums of spans, which
 # overlap compute and each other); the others run on a rank's compute stream
@@ -252,7 +253,7 @@ def legend_outside(ax):
 
 def save(fig, out_dir, name):
     for ext in ("png", "svg"):
-        fig.savefig(os.path.join(out_dir, f"{name}.{ext}"), dpi=110, bbox_inches="tight")
+        save_figure(fig, os.path.join(out_dir, f"{name}.{ext}"), dpi=110, bbox_inches="tight")
     plt.close(fig)
     print(os.path.join(out_dir, f"{name}.png"))
 

@@ -24,6 +24,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from plot_output import save_figure  # noqa: E402
+
 WAIT = "wait (for peers)"
 STREAMS = 3  # tracks per NPU in the trace: tid = local NPU x STREAMS + stream + 1 (sim/report/trace.cpp)
 
@@ -165,7 +167,7 @@ def plot_timeline(trace_path, out_dir, ranks=None):
         handles.append(plt.Rectangle((0, 0), 1, 0.3, color="#8c8c8c"))
     ax.legend(handles, shown, fontsize=7, ncol=1, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     for ext in ("png", "svg"):
-        fig.savefig(os.path.join(out_dir, f"timeline.{ext}"), dpi=110, bbox_inches="tight")
+        save_figure(fig, os.path.join(out_dir, f"timeline.{ext}"), dpi=110, bbox_inches="tight")
     plt.close(fig)
     print(os.path.join(out_dir, "timeline.png"))
     return [r for r, _ in chosen], shown

@@ -136,12 +136,26 @@ void split_into_dies(ClusterSpec& spec, const toml::table& root) {
     t.fail("rank", "\"die\" is modelled for switched nodes and supernodes (a port per package); a full-mesh "
                    "node's pair links are not per package");
   }
-  for (double* per_package : {&npu.flops_bf16, &npu.flops_fp8, &npu.flops_int8, &npu.hbm_bandwidth_Bps,
-                              &npu.hbm_capacity_bytes})
-    *per_package /= d;
-  if (spec.supernode) spec.supernode->port_bandwidth_Bps /= d;
-  if (!spec.supernode) spec.node.link_bandwidth_Bps /= d;  // the package's port into the node switch
-  if (spec.scaleout && spec.scaleout->nic_per_npu) spec.scaleout->nic_bandwidth_Bps /= d;
+  // A figure inside its range per package may fall below it per die: the
+  // range is checked again after the split, at the key that gave the figure.
+  const auto split = [&](const char* table, const char* key, double& figure, Physical kind) {
+    if (figure == 0) return;  // an optional figure not given (flops_fp8 of an NPU without FP8)
+    figure /= d;
+    const std::string problem = physical_range_problem(kind, figure);
+    if (problem.empty()) return;
+    TableReader t(*root.get(table)->as_table(), table);
+    t.fail(key, fmt::format("npu.rank = \"die\" splits it over {} dies: {}", npu.dies, problem));
+  };
+  split("npu", "flops_bf16", npu.flops_bf16, Physical::kFlopRate);
+  split("npu", "flops_fp8", npu.flops_fp8, Physical::kFlopRate);
+  split("npu", "flops_int8", npu.flops_int8, Physical::kFlopRate);
+  split("npu", "hbm_bandwidth", npu.hbm_bandwidth_Bps, Physical::kBandwidth);
+  split("npu", "hbm_capacity", npu.hbm_capacity_bytes, Physical::kMemoryBytes);
+  if (spec.supernode) split("supernode", "port_bandwidth", spec.supernode->port_bandwidth_Bps, Physical::kBandwidth);
+  // The package's port into the node switch.
+  if (!spec.supernode) split("node", "link_bandwidth", spec.node.link_bandwidth_Bps, Physical::kBandwidth);
+  if (spec.scaleout && spec.scaleout->nic_per_npu)
+    split("scaleout", "nic_bandwidth", spec.scaleout->nic_bandwidth_Bps, Physical::kBandwidth);
   spec.node.npus *= npu.dies;
   spec.kernels.package_npus = npu.dies;  // a package's dies copy to each other over its own link
   if (static_cast<std::int64_t>(spec.node.count) * spec.node.npus > kMaxClusterNpus ||

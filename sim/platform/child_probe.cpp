@@ -8,6 +8,7 @@
 #include <exception>
 #include <vector>
 
+#include "core/child_process.hpp"
 #include "core/error.hpp"
 
 namespace epsim::sim {
@@ -15,16 +16,9 @@ namespace epsim::sim {
 namespace {
 
 // The child reports on its stderr, which the parent reads: SimGrid's own
-// messages there are plain lines, the child's verdict starts with this tag.
-constexpr const char* kOkTag = "epsim-probe-ok\t";
-constexpr const char* kErrorTag = "epsim-probe-error\t";
-
-std::string one_line(std::string s) {
-  for (char& c : s) {
-    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
-  }
-  return s;
-}
+// messages there are plain lines, the child's verdict (core/child_process.hpp's
+// JSON, one line) starts with this tag.
+constexpr const char* kVerdictTag = "epsim-probe-verdict\t";
 
 void write_all(const std::string& text) {
   std::size_t done = 0;
@@ -37,17 +31,8 @@ void write_all(const std::string& text) {
 
 [[noreturn]] void child(const std::function<std::string()>& body) {
   int code = 0;
-  try {
-    write_all(kOkTag + one_line(body()) + "\n");
-  } catch (const InputError& e) {
-    const SourceLocation& w = e.where();
-    write_all(kErrorTag + one_line(w.file) + "\t" + std::to_string(w.line) + "\t" + std::to_string(w.column) +
-              "\t" + one_line(e.key()) + "\t" + one_line(e.problem()) + "\n");
-    code = 3;
-  } catch (const std::exception& e) {
-    write_all(one_line(e.what()) + "\n");
-    code = 1;
-  }
+  const std::string verdict = child_verdict(body, code);
+  write_all("\n" + std::string(kVerdictTag) + verdict + "\n");
   _exit(code);
 }
 
@@ -82,11 +67,13 @@ std::string last_words(const std::vector<std::string>& lines) {
 std::string run_in_child(const std::string& source, const std::function<std::string()>& body) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("cannot create a pipe to check " + source);
-  pid_t pid = fork();
-  if (pid < 0) {
+  pid_t pid = -1;
+  try {
+    pid = fork_child("a check of " + source);
+  } catch (...) {
     close(fds[0]);
     close(fds[1]);
-    throw std::runtime_error("cannot fork to check " + source);
+    throw;
   }
   if (pid == 0) {
     close(fds[0]);
@@ -105,12 +92,11 @@ std::string run_in_child(const std::string& source, const std::function<std::str
 
   const std::vector<std::string> lines = split(output, '\n');
   for (const std::string& line : lines) {
-    if (line.rfind(kOkTag, 0) == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      return line.substr(std::string(kOkTag).size());
-    if (line.rfind(kErrorTag, 0) == 0) {
-      std::vector<std::string> f = split(line.substr(std::string(kErrorTag).size()), '\t');
-      if (f.size() == 5) throw InputError({f[0], std::atoi(f[1].c_str()), std::atoi(f[2].c_str())}, f[3], f[4]);
-    }
+    if (line.rfind(kVerdictTag, 0) != 0) continue;
+    const ChildOutcome outcome = read_child_verdict(line.substr(std::string(kVerdictTag).size()), status);
+    if (outcome.kind == ChildOutcome::kOk) return outcome.text;
+    if (outcome.kind == ChildOutcome::kError)
+      throw InputError({source, 0, 0}, "", "not a valid SimGrid platform: " + outcome.text);
   }
   throw InputError({source, 0, 0}, "", "not a valid SimGrid platform: " + last_words(lines));
 }

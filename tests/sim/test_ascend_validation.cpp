@@ -15,13 +15,14 @@
 #include "sim/simulate.hpp"
 #include "sim/validation/deepep_kernels.hpp"
 #include "sim/validation/deepep_validation.hpp"
-#include "sim/validation/measurement_file.hpp"
+#include "app/measurement_file.hpp"
 #include "kernel_timings.hpp"
 #include "sim_test_support.hpp"
 #include "topology/cluster_spec.hpp"
 
 using namespace epsim;
 using namespace epsim::sim;
+using namespace epsim::app;
 
 namespace {
 

@@ -1,8 +1,6 @@
-// A small process pool for sweep points (fork + exec, waitpid).
+// A small process pool for sweep points (core/child_process.hpp's fork + exec, waitpid).
 #include "tools/sweep/local_pool.hpp"
 
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "core/child_process.hpp"
+
 namespace epsim::sweep {
 
 namespace {
@@ -23,13 +23,15 @@ pid_t spawn(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid == 0) {
+  pid_t pid = -1;
+  try {
     // A child must not outlive a killed sweep driver on a laptop; its
     // finished record is already on disk, an unfinished one is rerun.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(127);
+    pid = fork_child("a sweep worker");
+  } catch (const std::exception&) {
+    return -1;
+  }
+  if (pid == 0) {
     ::execv(args[0], args.data());
     ::_exit(127);
   }

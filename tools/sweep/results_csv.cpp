@@ -107,13 +107,4 @@ std::string results_csv(const SweepSpec& spec, const std::vector<nlohmann::json>
   return out;
 }
 
-void write_results_csv(const std::string& path, const SweepSpec& spec,
-                       const std::vector<nlohmann::json>& records) {
-  // The caller checked the path up front; what can still fail is the write itself (a full disk).
-  std::ofstream out(path);
-  out << results_csv(spec, records);
-  out.close();
-  if (!out) throw InputError(SourceLocation{path}, "", "cannot write the CSV table");
-}
-
 }  // namespace epsim::sweep

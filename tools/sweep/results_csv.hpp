@@ -19,8 +19,4 @@ std::vector<std::pair<std::string, std::string>> flatten(const nlohmann::json& v
 
 std::string results_csv(const SweepSpec& spec, const std::vector<nlohmann::json>& records);
 
-// Writes results_csv() to `path`; throws std::runtime_error when it cannot.
-void write_results_csv(const std::string& path, const SweepSpec& spec,
-                       const std::vector<nlohmann::json>& records);
-
 }  // namespace epsim::sweep

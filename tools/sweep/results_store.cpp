@@ -70,6 +70,27 @@ class LockedFile {
 
 }  // namespace
 
+DriverLock::DriverLock(const std::string& results) {
+  const std::string lock = results + ".lock";
+  fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail("cannot open the lock file " + lock, results);
+  while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (err == EWOULDBLOCK)
+      throw option_error("--results", results + ": another sweep is writing it (" + lock +
+                                          " is locked); wait for it or choose another --results");
+    errno = err;
+    fail("cannot lock " + lock, results);
+  }
+}
+
+DriverLock::~DriverLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 void append_result(const std::string& path, const nlohmann::json& record) {
   LockedFile file(path);
   std::string line = dump_checked(record, "sweep record", -1);

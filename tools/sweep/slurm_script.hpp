@@ -26,6 +26,10 @@ struct SlurmOptions {
 };
 
 // `points` must be non-empty; they are written as compact ranges ("0-3,7").
+// Every value is one line of the script: #SBATCH values in double quotes
+// unless plain, shell words in single quotes; a value holding a newline or
+// another control character throws std::invalid_argument naming its field
+// (tools/ check the options before, naming them).
 std::string slurm_array_script(const std::vector<int>& points, const SlurmOptions& options);
 
 // "0-3,7,9-10" for {0,1,2,3,7,9,10}.

@@ -21,7 +21,7 @@ land there), with EPSIM_DATA_DIR pointing at the copy and
 `build/tools/epsim` and `epsim` being the binary under test. Placeholders in
 the docs are real files of the copy: my.xml and my_cluster.xml (a four-node
 test platform), my.toml (the tiny-moe preset), SPEC.toml (this folder's
-two-point spec), TRACE.json (a 4-layer DeepSeek-V3 trace at EP64 on A2,
+two-point spec), PREFIX/bin/epsim (the binary), TRACE.json (a 4-layer DeepSeek-V3 trace at EP64 on A2,
 written before the docs run) and DIR (an empty folder); AXIS stands for that
 spec's axis, `seed`. What cannot run here, honestly treated:
   - bash tools/run_tests.sh is this suite: skipped.
@@ -33,8 +33,8 @@ spec's axis, `seed`. What cannot run here, honestly treated:
     skipped; the CTest e2e_deepseek_v3_production runs and checks the
     production one, e2e_validate_small the format.
   - the shipped sweeps under tools/sweeps/ (a full DeepSeek-V3 step per point,
-    minutes in all) run every point with the model cut to 4 layers
-    (base.set = ["workload.model.layers=4"] in the copy), so the sweep, its
+    minutes in all) run every point with the model cut to 32 layers
+    (workload.model.layers=32 added to base.set in the copy), so the sweep, its
     results file and the plots made from it are real, only smaller.
 Usage: docs_commands.py <epsim binary> <project root>
 """
@@ -51,7 +51,7 @@ SKIP_LANGS = {"toml", "xml", "csv", "json"}
 PREFIXES = ("epsim ", "build/tools/epsim ", "bash tools/", "python3 tools/", "/usr/bin/python3 tools/",
             "sbatch ", "cmake --install ")
 PLACEHOLDERS = {"AXIS": "seed"}
-SHRINK_SET = "workload.model.layers=4"
+SHRINK_SET = "workload.model.layers=32"  # a PP16 stage of two interleaved chunks needs 32
 
 
 def strip_comment(line):
@@ -176,6 +176,9 @@ def prepare(copy, epsim, root):
     bin_dir = os.path.join(copy, "build", "bin")
     os.makedirs(bin_dir)
     os.symlink(epsim, os.path.join(bin_dir, "epsim"))
+    # --slurm-epsim PREFIX/bin/epsim must name an executable (an installed copy).
+    os.makedirs(os.path.join(copy, "PREFIX", "bin"))
+    os.symlink(epsim, os.path.join(copy, "PREFIX", "bin", "epsim"))
     platform = os.path.join(copy, "tests", "sim", "platforms", "four_nodes.xml")
     shutil.copy(platform, os.path.join(copy, "my.xml"))
     shutil.copy(platform, os.path.join(copy, "my_cluster.xml"))
@@ -189,8 +192,11 @@ def prepare(copy, epsim, root):
         spec = os.path.join(sweeps, name)
         text = open(spec, encoding="utf-8").read()
         if "set" in tomllib.loads(text).get("base", {}):
-            sys.exit(f"FAIL: {name} has its own base.set: extend docs_commands.py's shrinking")
-        text = text.replace("\n[base]\n", f'\n[base]\nset = ["{SHRINK_SET}"]   # docs test: fewer layers\n', 1)
+            if text.count("\nset = [") != 1:
+                sys.exit(f"FAIL: {name}: base.set not on one `set = [` line: extend docs_commands.py's shrinking")
+            text = text.replace("\nset = [", f'\nset = ["{SHRINK_SET}", ', 1)
+        else:
+            text = text.replace("\n[base]\n", f'\n[base]\nset = ["{SHRINK_SET}"]   # docs test: fewer layers\n', 1)
         open(spec, "w", encoding="utf-8").write(text)
     env = dict(os.environ, EPSIM_DATA_DIR=copy, PATH=bin_dir + os.pathsep + os.environ["PATH"])
     os.makedirs(os.path.join(copy, "DIR"))

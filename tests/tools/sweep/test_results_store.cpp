@@ -94,3 +94,48 @@ TEST_CASE("the sbatch script runs one point per array task", "[sweep]") {
   o.account.clear();
   CHECK_THAT(slurm_array_script({0}, o), !Catch::Contains("--account"));
 }
+
+// Issue 33: no option value can add a line to the batch script. A value
+// with a line break or another control character is refused naming its
+// field; any other value (spaces, quotes, $, ;) stays on its own line, so
+// the script has as many lines as with plain values.
+TEST_CASE("no value adds a line to the sbatch script", "[sweep]") {
+  SlurmOptions plain;
+  plain.epsim = "/opt/epsim/bin/epsim";
+  plain.data_dir = "/opt/epsim/share/epsim";
+  plain.spec = "/data/a2.toml";
+  plain.results = "/data/a2.results.jsonl";
+  plain.log_dir = "/data";
+  plain.workdir = "/home/me";
+  plain.time_limit = "01:00:00";
+  plain.partition = "cpu";
+  plain.account = "proj42";
+  plain.mem_MiB = 512;
+  const auto lines = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n'); };
+  const long baseline = lines(slurm_array_script({0, 1}, plain));
+  CHECK(baseline == 21);  // shebang, 4 comments, 10 #SBATCH, set -eu, 2 comments, epsim=, export, exec
+  std::vector<std::pair<std::string, std::string SlurmOptions::*>> fields = {
+      {"epsim", &SlurmOptions::epsim},       {"data_dir", &SlurmOptions::data_dir},
+      {"spec", &SlurmOptions::spec},         {"results", &SlurmOptions::results},
+      {"log_dir", &SlurmOptions::log_dir},   {"workdir", &SlurmOptions::workdir},
+      {"job_name", &SlurmOptions::job_name}, {"time_limit", &SlurmOptions::time_limit},
+      {"partition", &SlurmOptions::partition}, {"account", &SlurmOptions::account}};
+  for (const auto& [name, field] : fields) {
+    for (const std::string& bad : {std::string("a\necho injected"), std::string("a\recho"), std::string("a\tb")}) {
+      SlurmOptions o = plain;
+      o.*field = bad;
+      CHECK_THROWS_WITH(slurm_array_script({0, 1}, o),
+                        name + ": a control character (a newline?) cannot go into a batch script");
+    }
+    for (const std::string& odd : {std::string("a b"), std::string("it's \"x\""), std::string("$(echo x); `y` \\")}) {
+      SlurmOptions o = plain;
+      o.*field = odd;
+      INFO(name << " = " << odd);
+      CHECK(lines(slurm_array_script({0, 1}, o)) == baseline);
+    }
+  }
+  // A directive value with a space is quoted as sbatch reads quotes.
+  SlurmOptions spaced = plain;
+  spaced.workdir = "/home/me/my plans";
+  CHECK_THAT(slurm_array_script({0}, spaced), Catch::Contains("#SBATCH --chdir=\"/home/me/my plans\"\n"));
+}

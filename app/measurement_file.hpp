@@ -3,6 +3,8 @@
 // bytes, and its rows of measured dispatch/combine GB/s or microseconds,
 // some of which calibrate a platform parameter. Strict TOML: unknown keys
 // and shapes the model does not cover are InputErrors at file:line:col.
+// Parsed here, in app/, as every input file is above sim/ (which never
+// parses TOML); the kind of a file (measurement_kind) chooses its reader.
 #pragma once
 
 #include <string>
@@ -12,9 +14,24 @@
 #include "sim/validation/deepep_validation.hpp"
 #include "topology/cluster_spec.hpp"
 
-namespace epsim::sim {
+namespace epsim::app {
+
+using sim::CountedAs;
+using sim::DeepEpKernel;
+using sim::DeepEpValidationOptions;
 
 inline constexpr int kMeasurementSchemaVersion = 1;
+
+// The kinds of measurement file, by their top-level `kind`; a kernel table
+// (this file's MeasurementFile) has none. A new kind is one more name here
+// and one more branch where `epsim validate` dispatches.
+inline const std::vector<std::string> kMeasurementKinds = {"end_to_end"};
+
+// The `kind` of the file at `path`: "" for a kernel table (no kind key) or
+// for anything that is not TOML (its reader then tells why), else one of
+// kMeasurementKinds. Another value is an InputError at the key naming the
+// accepted ones.
+std::string measurement_kind(const std::string& path);
 
 // One measured kernel of a row; 0 where the source gives no figure.
 struct MeasuredKernel {
@@ -87,4 +104,4 @@ DeepEpValidationOptions validation_options(const MeasurementFile& file);
 // normal kernels on H800.
 std::string default_measurement_file();
 
-}  // namespace epsim::sim
+}  // namespace epsim::app

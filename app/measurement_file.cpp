@@ -1,6 +1,6 @@
 // Reading measurement files: every key once, with its type and range, and
 // every shape the DeepEP kernel model does not cover refused by name.
-#include "sim/validation/measurement_file.hpp"
+#include "app/measurement_file.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,13 +8,16 @@
 
 #include <fmt/format.h>
 
+#include "core/file_assignments.hpp"
 #include "core/physical_ranges.hpp"
 #include "core/presets.hpp"
 #include "core/toml_reader.hpp"
 #include "sim/platform/platform_loader.hpp"
 #include "topology/cluster_spec.hpp"
 
-namespace epsim::sim {
+namespace epsim::app {
+
+using namespace sim;
 
 namespace {
 
@@ -89,27 +92,19 @@ MeasurementFile load_measurement_file(const std::string& path) {
     const std::filesystem::path p(m.platform);
     if (p.is_relative()) m.platform = (std::filesystem::path(path).parent_path() / p).string();
   }
-  if (auto set = root.optional_table("platform_set")) {
-    for (const auto& [key, value] : set->raw()) {
-      const toml::node* n = set->node(key.str());
-      if (!n->is_string() && !n->is_number() && !n->is_boolean())
-        set->fail(key.str(), "expected a string, number or boolean, as after --set key=");
-      std::string text;
-      if (n->is_string()) text = *n->value<std::string>();
-      else if (n->is_integer()) text = std::to_string(*n->value<std::int64_t>());
-      else if (n->is_floating_point()) text = fmt::format("{:.17g}", *n->value<double>());
-      else text = *n->value<bool>() ? "true" : "false";
-      m.platform_set.push_back(std::string(key.str()) + "=" + text);
-    }
-    set->finish();
-  }
+  std::vector<FileAssignment> platform_set;
+  if (auto set = root.optional_table("platform_set")) platform_set = read_assignments(*set, "");
+  m.platform_set = assignment_texts(platform_set);
   // The kernel's layout follows the platform (is_flat_platform), so the
-  // rows are checked against the file's platform with its overrides.
+  // rows are checked against the file's platform with its overrides; an
+  // error in one of those is told at its key in this file.
   const PlatformShape platform = [&] {
     try {
       return check_platform(PlatformRequest{m.platform, m.platform_set});
     } catch (const FileError& e) {
       throw named_at(e, location_of(*root.node("platform")), "platform");
+    } catch (const InputError& e) {
+      rethrow_at_assignment(e, platform_set);
     }
   }();
 
@@ -284,6 +279,24 @@ DeepEpValidationOptions validation_options(const MeasurementFile& m) {
 }
 
 // In the data folder beside platforms/ (core/presets.hpp finds it for a build tree and an installed copy alike).
+std::string measurement_kind(const std::string& path) {
+  try {
+    const toml::table root = load_toml_file(path);
+    if (!root.contains("kind")) return "";
+    TableReader reader(root, "");
+    const std::string kind = reader.string("kind");
+    if (std::find(kMeasurementKinds.begin(), kMeasurementKinds.end(), kind) == kMeasurementKinds.end())
+      reader.fail("kind", fmt::format("expected \"{}\" (a kernel table has no kind), got \"{}\"",
+                                      fmt::join(kMeasurementKinds, "\", \""), kind));
+    return kind;
+  } catch (const InputError& e) {
+    if (e.key() == "kind") throw;
+    return "";
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 std::string default_measurement_file() { return data_dir() + "/validation/deepep-h800-normal.toml"; }
 
-}  // namespace epsim::sim
+}  // namespace epsim::app
