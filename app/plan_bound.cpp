@@ -39,8 +39,13 @@ PlanRates plan_rates(const topology::ClusterSpec& cluster, const workloads::Prec
     else if (precision.gemm_fallback == workloads::Dtype::kInt8)
       peak = std::max(peak, npu.flops_int8);
   }
-  const topology::ComputeSpec& c = cluster.compute;
-  return {peak, peak * c.attention.max, peak * c.dense_gemm.max, peak * c.grouped_gemm.max};
+  // The stack's best shares, so that the bound stays below every priced shape
+  // (the attention task runs its projections as GEMMs beside the core).
+  const topology::StackSpec& s = cluster.stack;
+  const double dense = std::max(s.gemm_bf16.max, s.gemm_fp8.max);
+  const double grouped = std::max(s.grouped_bf16.max, s.grouped_fp8.max);
+  const double attention = std::max({dense, s.attention.max, s.attention_backward.max});
+  return {peak, peak * attention, peak * dense, peak * grouped};
 }
 
 double plan_step_bound_s(const workloads::WorkloadSpec& w, const PlanRates& rates) {

@@ -19,10 +19,22 @@ namespace {
 
 constexpr const char* kDataDirHint = "set EPSIM_DATA_DIR to a folder holding platforms/ and workloads/presets/";
 
-const char* kind_name(PresetKind kind) { return kind == PresetKind::kPlatform ? "platform" : "workload"; }
+const char* kind_name(PresetKind kind) {
+  switch (kind) {
+    case PresetKind::kPlatform: return "platform";
+    case PresetKind::kWorkload: return "workload";
+    case PresetKind::kStack: return "stack";
+  }
+  return "?";
+}
 
 const char* kind_subdir(PresetKind kind) {
-  return kind == PresetKind::kPlatform ? "platforms" : "workloads/presets";
+  switch (kind) {
+    case PresetKind::kPlatform: return "platforms";
+    case PresetKind::kWorkload: return "workloads/presets";
+    case PresetKind::kStack: return "stacks";
+  }
+  return "?";
 }
 
 // `path` relative to the working directory when it lies inside it, else as is.

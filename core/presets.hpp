@@ -1,6 +1,6 @@
 // Finding the bundled presets, for every kind in one place. The data folder
-// holds platforms/ (cluster presets) and workloads/presets/ (workload
-// presets), the same layout as the source tree, so a source checkout is
+// holds platforms/ (cluster presets), workloads/presets/ (workload
+// presets) and stacks/ (software stacks), the same layout as the source tree, so a source checkout is
 // itself a data folder.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 namespace epsim {
 
-enum class PresetKind { kPlatform, kWorkload };
+enum class PresetKind { kPlatform, kWorkload, kStack };
 
 // The data folder, the first of:
 //   1. $EPSIM_DATA_DIR, when set (a folder holding platforms/ and workloads/presets/);

@@ -73,9 +73,9 @@ Simulation simulate_on(OpenPlatform& open, const workloads::TaskGraph& graph, co
       check_compute_dtypes(loaded.facts, out.placement, graph, out.options.compute_fallback, open.shape.source);
   std::optional<workloads::MemoryFit> fit;
   if (memory) fit = enforce_memory_fit(*memory, capacity_of(loaded.facts, out.placement));
-  // The cluster's kernel efficiencies (an XML platform has none: the plain
-  // roofline, plus the graph's memory-bound kernels at the full HBM rate).
-  const topology::ComputeSpec compute = open.shape.cluster ? open.shape.cluster->compute : topology::ComputeSpec{};
+  // The cluster's software stack (an XML platform has none: the plain
+  // roofline, every operator at the chip's peaks).
+  const topology::StackSpec compute = open.shape.cluster ? open.shape.cluster->stack : topology::StackSpec{};
   workloads::TaskGraph calibrated =
       calibrate_compute(graph, compute, loaded.facts, out.placement, out.options.compute_fallback);
   // A routed task's amounts arrive in `graph` (through `routing`) just

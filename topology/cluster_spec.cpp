@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/overrides.hpp"
 #include "core/physical_ranges.hpp"
 #include "core/toml_reader.hpp"
@@ -55,33 +56,6 @@ double read_efficiency(TableReader& t, std::string_view key, const char* what = 
   if (!physical_range_problem(Physical::kEfficiency, v).empty())
     t.fail(key, fmt::format("expected {} in {}, got {:g}", what, describe_range(Physical::kEfficiency), v));
   return v;
-}
-
-// A kernel class's efficiency in (0, 1] (default 1) and its optional half
-// points: rows, and N and K (GEMM classes) or channels per head (attention).
-KernelClassEfficiency read_kernel_class(TableReader& t, const std::string& key, bool gemm) {
-  KernelClassEfficiency e;
-  e.max = read_efficiency(t, key, "an efficiency");
-  e.half_rows = t.number_or(key + "_half_rows", 0, 0, 1e9);
-  if (gemm) {
-    e.half_n = t.number_or(key + "_half_n", 0, 0, 1e9);
-    e.half_k = t.number_or(key + "_half_k", 0, 0, 1e9);
-  } else {
-    e.half_dim = t.number_or(key + "_half_dim", 0, 0, 1e6);
-  }
-  return e;
-}
-
-ComputeSpec read_compute(TableReader t) {
-  ComputeSpec c;
-  c.dense_gemm = read_kernel_class(t, "dense_gemm", true);
-  c.grouped_gemm = read_kernel_class(t, "grouped_gemm", true);
-  c.attention = read_kernel_class(t, "attention", false);
-  c.elementwise = read_efficiency(t, "elementwise", "a share of the HBM bandwidth");
-  c.optimizer = read_efficiency(t, "optimizer", "a share of the HBM bandwidth");
-  c.launch_overhead_s = latency_or_zero(t, "launch_overhead");
-  t.finish();
-  return c;
 }
 
 // A kernel's copy rate: a bandwidth in the physical range, default 0 (unlimited).
@@ -252,7 +226,18 @@ ClusterSpec read_cluster_spec(const toml::table& root_table, const std::string& 
   spec.node = read_node(root.table("node"), supernode);
   if (auto t = root.optional_table("scaleout")) spec.scaleout = read_scaleout(*t);
   if (auto t = root.optional_table("supernode")) spec.supernode = read_supernode(*t);
-  if (auto t = root.optional_table("compute")) spec.compute = read_compute(*t);
+  if (root.has("compute"))
+    root.fail("compute", "kernel efficiencies belong to a software stack now (docs/stacks.md): name one with "
+                         "[stack] name = \"...\" and set its keys as stack.<key>");
+  if (auto t = root.optional_table("stack")) {
+    const std::string name = t->string("name");
+    try {
+      spec.stack = load_stack(name, &t->raw(), spec.npu.model, source);
+    } catch (const FileError& e) {
+      if (e.path() != name) throw;  // an error inside the stack's file, told there
+      throw named_at(e, t->location("name"), "stack.name");
+    }
+  }
   if (auto t = root.optional_table("kernels")) spec.kernels = read_kernels(*t);
   root.finish();
   split_into_dies(spec, root_table);

@@ -8,6 +8,8 @@
 
 #include <toml++/toml.h>
 
+#include "topology/stack_spec.hpp"
+
 #include "core/error.hpp"
 
 namespace epsim::topology {
@@ -138,38 +140,11 @@ inline constexpr const char* kCombineCopyRateKey = "kernels.combine_copy_rate";
 inline constexpr const char* kLowLatencyLaunchKey = "kernels.low_latency_launch";
 inline constexpr const char* kLowLatencyPeerCostKey = "kernels.low_latency_peer_cost";
 
-// [compute]: how close each kernel class comes to the NPU's peaks
-// (docs/platform.md, "Compute efficiency"). The defaults (1, no shape
-// dependence, no launch overhead) are the plain roofline.
-struct KernelClassEfficiency {
-  double max = 1;        // [0.001, 1]: share of the dtype's FLOP peak on large shapes
-  double half_rows = 0;  // >= 0: rows M at which the efficiency is half of max: max x M / (M + half_rows)
-  // >= 0, GEMM classes: the N (output columns) and K (reduction depth) at
-  // which a factor N / (N + half_n), K / (K + half_k) halves (0: no dependence).
-  double half_n = 0;
-  double half_k = 0;
-  // >= 0, attention: the channels per head at which a factor d / (d + half_dim) halves.
-  double half_dim = 0;
-  static double factor(double x, double half) { return half > 0 && x > 0 ? x / (x + half) : 1.0; }
-  double at(double rows) const { return max * factor(rows, half_rows); }
-  // A GEMM of M x N x K: max x M/(M + half_rows) x N/(N + half_n) x K/(K + half_k).
-  double at(double rows, double n, double k) const { return at(rows) * factor(n, half_n) * factor(k, half_k); }
-};
-
-struct ComputeSpec {
-  KernelClassEfficiency dense_gemm;    // attention-free dense GEMMs: router, dense FFN, shared expert, output head
-  KernelClassEfficiency grouped_gemm;  // the routed experts' grouped GEMM (rows per expert)
-  KernelClassEfficiency attention;     // the attention task: projections and the core
-  double elementwise = 1;  // [0.001, 1]: share of the HBM bandwidth memory-bound kernels (and every kernel's bytes) reach
-  double optimizer = 1;    // [0.001, 1]: the same for the optimizer step
-  double launch_overhead_s = 0;  // >= 0, per kernel launched
-};
-
 struct ClusterSpec {
   std::string name;
   std::string source;  // file the spec was read from (for messages)
   NpuSpec npu;
-  ComputeSpec compute;
+  StackSpec stack;  // the software stack ([stack] name, default: none, the plain roofline)
   KernelSpec kernels;
   NodeSpec node;
   std::optional<ScaleoutSpec> scaleout;

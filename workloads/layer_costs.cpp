@@ -20,25 +20,50 @@ double qk_dim(const AttentionSpec& a) {
 }
 double v_dim(const AttentionSpec& a) { return a.kind == AttentionKind::kMla ? a.v_head_dim : a.head_dim; }
 
-// Sum over projections of (input + output) channels: what reading each
-// projection's input and writing its output costs per token.
-double projection_io_channels(const ModelSpec& m) {
-  const AttentionSpec& a = m.attention;
-  const double h = static_cast<double>(m.hidden);
-  const double heads = a.heads;
-  if (a.kind == AttentionKind::kGqa) {
-    const double q = heads * a.head_dim, kv = 2.0 * a.kv_heads * a.head_dim;
-    return (h + q + kv) + (q + h);
+// A forward operator list's backward, operator by operator: GEMMs by
+// gemm_backward, the attention core by attention_backward, and each
+// memory-bound kernel by `memory_backward` (the same order reversed).
+Operators backward_of(const Operators& forward, const Operators& memory_backward) {
+  Operators out = memory_backward;
+  for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
+    if (it->op_class == OpClass::kGemm || it->op_class == OpClass::kGroupedGemm) {
+      for (const Operator& o : gemm_backward(*it)) out.push_back(o);
+    } else if (it->op_class == OpClass::kAttention) {
+      out.push_back(attention_backward(*it));
+    }
   }
-  const double q_out = heads * qk_dim(a);
-  const double q = a.q_lora_rank > 0 ? (h + a.q_lora_rank) + (a.q_lora_rank + q_out) : h + q_out;
-  const double kv = (h + a.kv_lora_rank + a.qk_rope_head_dim) +
-                    (a.kv_lora_rank + heads * (a.qk_nope_head_dim + a.v_head_dim));
-  const double o = heads * a.v_head_dim + h;
-  return q + kv + o;
+  return out;
+}
+
+// RMSNorm over `rows` x `width`: forward reads and writes the row; backward
+// reads the input and the gradient and writes one.
+Operator norm(double rows, double width) { return memory_op(OpClass::kNorm, rows * width * 2 * kActivationBytes); }
+Operator norm_backward(double rows, double width) {
+  return memory_op(OpClass::kNorm, rows * width * 3 * kActivationBytes, 1, true);
+}
+// A residual add: reads two rows, writes one; its backward passes the gradient on (nothing moves).
+Operator residual_add(double rows, double width) {
+  return memory_op(OpClass::kElementwise, rows * width * 3 * kActivationBytes);
+}
+// RoPE over `channels` rotary channels per token, forward and backward alike.
+Operator rope(double rows, double channels, bool backward) {
+  return memory_op(OpClass::kElementwise, rows * channels * 2 * kActivationBytes, 1, backward);
 }
 
 }  // namespace
+
+ComputeCost::ComputeCost(Operators forward, Operators backward_ops, double rows_m)
+    : flops(total_flops(forward)), hbm_bytes(total_bytes(forward)), rows(rows_m), ops(std::move(forward)),
+      backward(std::move(backward_ops)) {}
+
+ComputeCost& ComputeCost::operator+=(const ComputeCost& o) {
+  flops += o.flops;
+  hbm_bytes += o.hbm_bytes;
+  ops.insert(ops.end(), o.ops.begin(), o.ops.end());
+  backward.insert(backward.end(), o.backward.begin(), o.backward.end());
+  return *this;
+}
+
 
 double attention_params(const ModelSpec& m) {
   const AttentionSpec& a = m.attention;
@@ -65,121 +90,142 @@ double attention_context(const WorkloadSpec& w, int layer) {
 ComputeCost attention_cost(const WorkloadSpec& w, int layer) {
   const ModelSpec& m = w.model;
   const AttentionSpec& a = m.attention;
-  const double t = tokens(w);
-  const double wbytes = dtype_bytes(w.precision.gemm);
-  // Causal core: a token at position i attends to i+1 keys, (S+1)/2 on average
-  // (fewer under a sliding window); QK^T and PV are 2 FLOPs per multiply-add each.
-  const double context = attention_context(w, layer);
-  const double core_flops = t * context * 2.0 * a.heads * (qk_dim(a) + v_dim(a));
-  ComputeCost c;
-  c.flops = 2.0 * t * attention_params(m) + core_flops;
-  c.head_dim = qk_dim(a);
-  // Flash-style core: Q, K, V read once, O written once.
-  const double core_channels = a.heads * (2.0 * qk_dim(a) + 2.0 * v_dim(a));
-  c.hbm_bytes = attention_params(m) * wbytes + t * (projection_io_channels(m) + core_channels) * kActivationBytes;
-  c.rows = t;
-  // RMSNorm (read + write h) and residual add (read 2h, write h), MLA's two
-  // latent norms, RoPE on the rotary query heads and the shared rotary key.
-  const double h = static_cast<double>(m.hidden);
-  const double rope = a.kind == AttentionKind::kMla ? a.qk_rope_head_dim * (a.heads + 1.0)
-                                                    : a.head_dim * (a.heads + a.kv_heads);
-  const double latents = a.kind == AttentionKind::kMla ? a.q_lora_rank + a.kv_lora_rank : 0.0;
-  c.elementwise_bytes = t * kActivationBytes * (2 * h + 3 * h + 2 * latents + 2 * rope);
-  // MLA: q down, q norm, q up, kv down, kv norm, kv up, RoPE, core, output, norm, residual; GQA: no latents.
-  c.kernels = a.kind == AttentionKind::kMla ? (a.q_lora_rank > 0 ? 11 : 8) : 6;
-  return c;
+  const double t = tokens(w), h = static_cast<double>(m.hidden), heads = a.heads;
+  const Dtype d = w.precision.gemm == Dtype::kFp8 ? Dtype::kFp8 : Dtype::kBf16;
+  // Attention's GEMMs run in BF16 unless the step runs FP8 GEMMs (DeepSeek-V3's recipe does).
+  Operators f{norm(t, h)};
+  Operators b{norm_backward(t, h)};
+  double rope_channels = 0;
+  if (a.kind == AttentionKind::kGqa) {
+    f.push_back(gemm(t, (heads + 2.0 * a.kv_heads) * a.head_dim, h, d));  // fused QKV
+    rope_channels = a.head_dim * (heads + a.kv_heads);
+  } else {
+    if (a.q_lora_rank > 0) {
+      f.push_back(gemm(t, a.q_lora_rank, h, d));
+      f.push_back(norm(t, a.q_lora_rank));
+      b.push_back(norm_backward(t, a.q_lora_rank));
+      f.push_back(gemm(t, heads * qk_dim(a), a.q_lora_rank, d));
+    } else {
+      f.push_back(gemm(t, heads * qk_dim(a), h, d));
+    }
+    f.push_back(gemm(t, a.kv_lora_rank + a.qk_rope_head_dim, h, d));
+    f.push_back(norm(t, a.kv_lora_rank));
+    b.push_back(norm_backward(t, a.kv_lora_rank));
+    f.push_back(gemm(t, heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, d));
+    rope_channels = a.qk_rope_head_dim * (heads + 1.0);  // the rotary query heads and the shared rotary key
+  }
+  f.push_back(rope(t, rope_channels, false));
+  b.push_back(rope(t, rope_channels, true));
+  f.push_back(attention_core(t, heads, qk_dim(a), v_dim(a), attention_context(w, layer)));
+  f.push_back(gemm(t, h, heads * v_dim(a), d));  // output projection
+  f.push_back(residual_add(t, h));
+  return ComputeCost(f, backward_of(f, b), t);
 }
 
 ComputeCost gate_cost(const WorkloadSpec& w) {
   const double t = tokens(w), h = static_cast<double>(w.model.hidden), e = w.model.experts;
-  // FP32 router weights and logits, as DeepSeek-V3 keeps the gate in FP32.
-  ComputeCost c{2.0 * t * h * e, e * h * 4.0 + t * h * kActivationBytes + t * e * 4.0};
-  c.rows = t;
-  c.gemms = {{e, h, c.flops}};
-  // RMSNorm + residual add (5h at 2 B), permute (read and write the k
-  // dispatched copies), unpermute (read k BF16 outputs, write one).
   const double k = w.model.top_k;
-  c.elementwise_bytes = t * (5 * h * kActivationBytes + 2 * k * dispatch_bytes_per_token(w) +
-                             (k + 1) * h * kActivationBytes);
-  c.kernels = 6;  // norm, router GEMM, top-k, permute, unpermute, residual
-  return c;
+  const double copies = t * k * dispatch_bytes_per_token(w);  // the routed copies in the dispatch format
+  Operators f{norm(t, h), gemm(t, e, h, Dtype::kFp32)};
+  // Score function and top-k: read the FP32 logits, write k weights and indices per token.
+  f.push_back(memory_op(OpClass::kRouter, t * e * 4.0 + t * k * 8.0));
+  f.push_back(memory_op(OpClass::kGather, 2.0 * copies));  // permute: read and write each copy
+  // Un-permute: the k weighted outputs of each token added into its row.
+  f.push_back(memory_op(OpClass::kScatterAdd, (t * k * h + t * h) * 2.0 * kActivationBytes));
+  f.push_back(residual_add(t, h));
+  Operators b{
+      // Un-permute's backward: gather each copy's gradient, times its weight, and the weights' gradients.
+      memory_op(OpClass::kGather, 2.0 * t * k * h * kActivationBytes),
+      memory_op(OpClass::kElementwise, 3.0 * t * k * h * kActivationBytes, 1, true),
+      // Permute's backward: the copies' gradients added back into their tokens' rows.
+      memory_op(OpClass::kScatterAdd, (t * k * h + t * h) * 2.0 * kActivationBytes),
+      memory_op(OpClass::kRouter, 2.0 * t * e * 4.0, 1, true),
+      norm_backward(t, h)};
+  return ComputeCost(f, backward_of(f, b), t);
 }
 
-ComputeCost swiglu_cost(double rows, std::int64_t hidden, std::int64_t ffn, Dtype gemm) {
-  if (rows <= 0) return {};
-  const double h = static_cast<double>(hidden), f = static_cast<double>(ffn), b = dtype_bytes(gemm);
-  ComputeCost c;
-  c.flops = 2.0 * rows * (2.0 * f) * h + 2.0 * rows * h * f;
-  c.hbm_bytes = 3.0 * h * f * b + rows * ((h + f) * b + (f + h) * kActivationBytes);
-  c.rows = rows;
-  c.gemms = {{2.0 * f, h, 2.0 * rows * (2.0 * f) * h}, {h, f, 2.0 * rows * h * f}};  // gate/up, down
-  c.kernels = 2;  // gate/up (SwiGLU in its epilogue), down
-  return c;
+namespace {
+// A SwiGLU over `rows` x `f` channels (its gated half), forward or backward.
+Operator activation_op(double rows, double f, Activation activation, bool backward) {
+  const double widths = backward ? 5.0 : 3.0;  // forward: read 2f, write f; backward: read 2f + f, write 2f
+  const bool plain = activation == Activation::kSwiglu;
+  Operator o = memory_op(OpClass::kActivation, rows * widths * f * kActivationBytes * (plain ? 1.0 : 3.0),
+                         plain ? 2 : 7, backward);
+  o.fusable = plain;
+  return o;
 }
+}  // namespace
+
+ComputeCost swiglu_cost(double rows, std::int64_t hidden, std::int64_t ffn, Dtype dtype, double groups,
+                        Activation activation) {
+  if (rows <= 0) return {};
+  const double h = static_cast<double>(hidden), f = static_cast<double>(ffn);
+  const double all_rows = rows * (groups > 0 ? groups : 1);
+  Operators fwd{gemm(rows, 2.0 * f, h, dtype, groups), activation_op(all_rows, f, activation, false),
+                gemm(rows, h, f, dtype, groups)};
+  Operators b{activation_op(all_rows, f, activation, true)};
+  return ComputeCost(fwd, backward_of(fwd, b), rows);
+}
+
+namespace {
+ComputeCost with_norm_and_residual(ComputeCost c, double t, double h) {
+  c.ops.insert(c.ops.begin(), norm(t, h));
+  c.ops.push_back(residual_add(t, h));
+  c.backward.push_back(norm_backward(t, h));
+  return ComputeCost(c.ops, c.backward, c.rows);
+}
+}  // namespace
 
 ComputeCost dense_ffn_cost(const WorkloadSpec& w) {
-  ComputeCost c = swiglu_cost(tokens(w), w.model.hidden, w.model.dense_ffn, w.precision.gemm);
-  c.elementwise_bytes = tokens(w) * 5.0 * static_cast<double>(w.model.hidden) * kActivationBytes;  // norm + residual
-  c.kernels += 2;
-  return c;
+  const double t = tokens(w);
+  return with_norm_and_residual(
+      swiglu_cost(t, w.model.hidden, w.model.dense_ffn, w.precision.gemm, 0, w.model.activation), t,
+      static_cast<double>(w.model.hidden));
 }
 
 ComputeCost shared_expert_cost(const WorkloadSpec& w) {
-  ComputeCost one = swiglu_cost(tokens(w), w.model.hidden, w.model.shared_expert_ffn, w.precision.gemm);
-  one.flops *= w.model.shared_experts;
-  one.hbm_bytes *= w.model.shared_experts;
-  one.kernels *= w.model.shared_experts;
-  for (GemmShape& g : one.gemms) g.share *= w.model.shared_experts;
-  return one;
+  ComputeCost c;
+  for (int i = 0; i < w.model.shared_experts; ++i)
+    c += swiglu_cost(tokens(w), w.model.hidden, w.model.shared_expert_ffn, w.precision.gemm, 0, w.model.activation);
+  c.rows = tokens(w);
+  return c;
 }
 
 ComputeCost selective_recompute_cost(const WorkloadSpec& w, int layer) {
   const ModelSpec& m = w.model;
   const AttentionSpec& a = m.attention;
   const double t = tokens(w), h = static_cast<double>(m.hidden);
-  ComputeCost c;
-  c.rows = t;
+  const Dtype d = w.precision.gemm == Dtype::kFp8 ? Dtype::kFp8 : Dtype::kBf16;
+  Operators f{norm(t, h), norm(t, h)};
   if (a.kind == AttentionKind::kMla) {
-    const double up = double(a.q_lora_rank) * a.heads * qk_dim(a) +
-                      double(a.kv_lora_rank) * a.heads * (a.qk_nope_head_dim + a.v_head_dim);
-    c.flops = 2.0 * t * up;
-    // q_b and kv_b: DeepGEMM's (24576, 1536) and (32768, 512) shapes for DeepSeek-V3.
-    c.gemms = {{double(a.heads) * qk_dim(a), double(a.q_lora_rank), 2.0 * t * a.q_lora_rank * a.heads * qk_dim(a)},
-               {double(a.heads) * (a.qk_nope_head_dim + a.v_head_dim), double(a.kv_lora_rank),
-                2.0 * t * a.kv_lora_rank * a.heads * (a.qk_nope_head_dim + a.v_head_dim)}};
-    c.hbm_bytes = up * dtype_bytes(w.precision.gemm) +
-                  t * (a.q_lora_rank + a.kv_lora_rank + a.heads * (qk_dim(a) + a.qk_nope_head_dim + a.v_head_dim)) *
-                      kActivationBytes;
+    f.push_back(norm(t, a.q_lora_rank));
+    f.push_back(norm(t, a.kv_lora_rank));
+    f.push_back(gemm(t, double(a.heads) * qk_dim(a), a.q_lora_rank, d));
+    f.push_back(gemm(t, double(a.heads) * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, d));
   }
-  const double latents = a.kind == AttentionKind::kMla ? a.q_lora_rank + a.kv_lora_rank : 0.0;
-  // SwiGLU: read the gate/up output (2f), write the activation (f).
-  const double ffn_channels = m.is_moe(layer) ? m.top_k * static_cast<double>(m.expert_ffn) +
-                                                    m.shared_experts * static_cast<double>(m.shared_expert_ffn)
-                                              : static_cast<double>(m.dense_ffn);
-  c.elementwise_bytes = t * kActivationBytes * (2 * 2 * h + 2 * latents + 3 * ffn_channels);
-  c.kernels = a.kind == AttentionKind::kMla ? 6 : 3;  // 2 norms, SwiGLU(s); MLA: 2 latent norms, 2 up-projections
-  return c;
+  // The SwiGLUs: the routed copies' (at the tokens' k selections) and the
+  // shared experts', or the dense FFN's.
+  const double activations = m.is_moe(layer) ? t * m.top_k * static_cast<double>(m.expert_ffn) +
+                                                   t * m.shared_experts * static_cast<double>(m.shared_expert_ffn)
+                                             : t * static_cast<double>(m.dense_ffn);
+  f.push_back(activation_op(activations, 1.0, m.activation, false));
+  return ComputeCost(f, {}, t);
 }
 
 ComputeCost output_head_cost(const WorkloadSpec& w) {
   const double t = tokens(w), h = static_cast<double>(w.model.hidden), v = static_cast<double>(w.model.vocab);
-  ComputeCost c{2.0 * t * h * v, h * v * kActivationBytes + t * h * kActivationBytes + t * v * 4.0};
-  c.rows = t;
-  c.gemms = {{v, h, c.flops}};
-  // Final RMSNorm, and the loss: softmax cross-entropy reads the FP32 logits and writes their gradient.
-  c.elementwise_bytes = t * (2 * h * kActivationBytes + 2 * v * 4.0);
-  c.kernels = 3;
-  return c;
+  // The loss: the FP32 logits' softmax (read, and the BF16 logits cast up)
+  // and, in the backward, its gradient written back in BF16.
+  Operators f{norm(t, h), gemm(t, v, h, Dtype::kBf16), memory_op(OpClass::kLoss, t * v * (2.0 + 4.0))};
+  Operators b{memory_op(OpClass::kLoss, t * v * (4.0 + 2.0), 1, true), norm_backward(t, h)};
+  return ComputeCost(f, backward_of(f, b), t);
 }
 
 ComputeCost mtp_projection_cost(const WorkloadSpec& w) {
-  const double t = tokens(w), h = static_cast<double>(w.model.hidden), b = dtype_bytes(w.precision.gemm);
-  ComputeCost c{2.0 * t * 2.0 * h * h, 2.0 * h * h * b + t * 3.0 * h * kActivationBytes};
-  c.rows = t;
-  c.gemms = {{h, 2.0 * h, c.flops}};
-  c.elementwise_bytes = t * kActivationBytes * 4 * h;  // the two RMSNorms before the projection
-  c.kernels = 3;
-  return c;
+  const double t = tokens(w), h = static_cast<double>(w.model.hidden);
+  Operators f{norm(t, h), norm(t, h), gemm(t, h, 2.0 * h, w.precision.gemm)};
+  Operators b{norm_backward(t, h), norm_backward(t, h)};
+  return ComputeCost(f, backward_of(f, b), t);
 }
 
 ComputeCost mtp_expert_cost(const WorkloadSpec& w) {
@@ -191,23 +237,17 @@ ComputeCost mtp_expert_cost(const WorkloadSpec& w) {
 }
 
 ComputeCost expert_gemm_cost(const WorkloadSpec& w, const std::int32_t* tokens_per_expert, int experts_per_rank) {
-  ComputeCost total;
+  double rows = 0;
   int active = 0;
   for (int j = 0; j < experts_per_rank; ++j) {
-    const double rows = static_cast<double>(aligned_rows(tokens_per_expert[j], w.precision.expert_alignment));
-    ComputeCost c = swiglu_cost(rows, w.model.hidden, w.model.expert_ffn, w.precision.gemm);
-    if (c.gemms.size() == 2) {
-      if (total.gemms.empty()) total.gemms = {{c.gemms[0].n, c.gemms[0].k, 0.0}, {c.gemms[1].n, c.gemms[1].k, 0.0}};
-      for (std::size_t g = 0; g < 2; ++g) total.gemms[g].share += c.gemms[g].share;
-    }
-    total.flops += c.flops;
-    total.hbm_bytes += c.hbm_bytes;
-    total.rows += rows;
-    active += rows > 0 ? 1 : 0;
+    const double r = static_cast<double>(aligned_rows(tokens_per_expert[j], w.precision.expert_alignment));
+    rows += r;
+    active += r > 0 ? 1 : 0;
   }
-  total.rows = active > 0 ? total.rows / active : 0;  // mean rows per expert with work
-  total.kernels = 2;  // one grouped gate/up GEMM and one grouped down GEMM over the local experts
-  return total;
+  if (active == 0) return {};
+  // One grouped gate/up GEMM and one grouped down GEMM over the experts
+  // with work, at their mean rows (docs/operators.md).
+  return swiglu_cost(rows / active, w.model.hidden, w.model.expert_ffn, w.precision.gemm, active, w.model.activation);
 }
 
 double dense_layer_params(const ModelSpec& m, int layer) {
@@ -238,9 +278,9 @@ double expert_params_per_rank(const WorkloadSpec& w, int moe_layers) {
 }
 
 ComputeCost optimizer_cost(double params, Dtype gradient) {
-  ComputeCost c{params * kAdamWFlopsPerParam, params * (dtype_bytes(gradient) + kAdamWStateBytesPerParam)};
-  c.kernels = 1;  // one fused multi-tensor AdamW
-  return c;
+  Operator adamw = memory_op(OpClass::kOptimizer, params * (dtype_bytes(gradient) + kAdamWStateBytesPerParam));
+  adamw.flops = params * kAdamWFlopsPerParam;
+  return ComputeCost({adamw}, {}, 0);
 }
 
 }  // namespace epsim::workloads

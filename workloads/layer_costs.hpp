@@ -1,42 +1,37 @@
-// FLOPs and HBM bytes of each forward compute kernel, per rank and
-// micro-batch, and the parameter counts behind gradient sync and the
-// optimizer. Formulas are in docs/workload.md; backward = 2x forward.
+// The operators of each module of a layer, forward and backward, per rank
+// and micro-batch, and the parameter counts behind gradient sync and the
+// optimizer. Formulas are in docs/operators.md and docs/workload.md.
 #pragma once
 
 #include <cstdint>
 
+#include "workloads/operators.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace epsim::workloads {
 
+// One module's work on one rank: its forward operators and, per operator,
+// their backward (docs/operators.md); FLOPs and bytes are the forward's
+// sums. `rows`: the M of its GEMMs (an expert GEMM: mean rows per expert
+// with work).
 struct ComputeCost {
   double flops = 0;
   double hbm_bytes = 0;
-  // For the platform's kernel-efficiency model (Task has the same fields):
-  double rows = 0;               // M of the GEMMs
-  double elementwise_bytes = 0;  // memory-bound kernels around the GEMMs (norms, RoPE, permute, loss)
-  int kernels = 1;               // kernels launched
-  // Its GEMMs, `share` holding their FLOPs (not a share yet), and the
-  // attention core's channels per head (Task has the same fields).
-  std::vector<GemmShape> gemms = {};
-  double head_dim = 0;
+  double rows = 0;
+  Operators ops;
+  Operators backward;
 
-  ComputeCost& operator+=(const ComputeCost& o) {  // two kernels' work run as one task (rows kept)
-    flops += o.flops;
-    hbm_bytes += o.hbm_bytes;
-    elementwise_bytes += o.elementwise_bytes;
-    kernels += o.kernels;
-    gemms.insert(gemms.end(), o.gemms.begin(), o.gemms.end());
-    return *this;
-  }
+  ComputeCost() = default;
+  ComputeCost(Operators forward, Operators backward_ops, double rows_m);
+  ComputeCost& operator+=(const ComputeCost& o);  // two modules' work run as one task (rows kept)
 };
 
 // Parameters of one layer's attention (projections only; norms ignored).
 double attention_params(const ModelSpec& m);
 
-// QKV/O projections (2 x tokens x params) plus the causal attention core
-// over sequences of parallel.sequence_length; elementwise: the block's
-// RMSNorms (hidden and MLA latents), RoPE and residual add.
+// The attention block: its RMSNorm, the QKV/O projections (MLA: the
+// latent down/up projections and their norms), RoPE, the causal attention
+// core over sequences of parallel.sequence_length, and the residual add.
 // `layer`: the layer whose window applies (model.attention.sliding_window);
 // -1 prices a layer without one.
 ComputeCost attention_cost(const WorkloadSpec& w, int layer = -1);
@@ -46,27 +41,31 @@ ComputeCost attention_cost(const WorkloadSpec& w, int layer = -1);
 // (W (W + 1) / 2 + (S - W) W) / S.
 double attention_context(const WorkloadSpec& w, int layer);
 
-// Router: logits over the experts plus top-k; elementwise: the MoE block's
-// RMSNorm and residual add, permute and unpermute (weighted sum) of the routed copies.
+// The MoE block around its experts: RMSNorm, the router's GEMM (FP32, as
+// DeepSeek-V3 and Megatron keep it) and its score function and top-k, the
+// permutation of the routed copies, their weighted un-permutation, and
+// the residual add.
 ComputeCost gate_cost(const WorkloadSpec& w);
 
-// One SwiGLU FFN of `ffn` channels on `rows` rows: gate/up GEMM
-// (2 x rows x 2ffn x hidden) then down GEMM (2 x rows x hidden x ffn).
-// Bytes: the weights once (in the GEMM dtype) when rows > 0, plus reading
-// the input and the activated intermediate (GEMM dtype) and writing the
-// intermediate and the output (BF16); the SwiGLU is fused into the gate/up
-// GEMM's epilogue.
-ComputeCost swiglu_cost(double rows, std::int64_t hidden, std::int64_t ffn, Dtype gemm);
+// One SwiGLU FFN of `ffn` channels on `rows` rows (`groups` experts of
+// `rows` each): the gate/up GEMM (rows x 2ffn x hidden), the SwiGLU (reads
+// 2ffn, writes ffn per row) and the down GEMM (rows x hidden x ffn).
+// `groups` 0: dense GEMMs. A clamped SwiGLU (GPT-OSS) is never fused: its
+// seven eager kernels move 3x the plain one's two (15 against 5 row
+// widths per row), counted as 3x its bytes.
+ComputeCost swiglu_cost(double rows, std::int64_t hidden, std::int64_t ffn, Dtype gemm, double groups = 0,
+                        Activation activation = Activation::kSwiglu);
 
 ComputeCost dense_ffn_cost(const WorkloadSpec& w);
 ComputeCost shared_expert_cost(const WorkloadSpec& w);
 // What memory.recompute = "selective" (DeepSeek-V3's recipe) runs again in
-// one layer's backward: the block's two RMSNorms, MLA's latent norms and
-// up-projections (q_b, kv_b GEMMs), and the SwiGLU of the routed copies and
-// shared experts (or the dense FFN). Rows stay the micro-batch's tokens.
+// one layer's backward, as forward operators: the block's two RMSNorms,
+// MLA's latent norms and up-projections (q_b, kv_b GEMMs), and the SwiGLU
+// of the routed copies and shared experts (or the dense FFN).
 ComputeCost selective_recompute_cost(const WorkloadSpec& w, int layer);
 
-// The output head and loss: 2 x tokens x hidden x vocab; run after the last layer.
+// The final RMSNorm, the output head (tokens x vocab x hidden) and the
+// cross-entropy loss over the vocabulary (FP32 logits); after the last layer.
 ComputeCost output_head_cost(const WorkloadSpec& w);
 
 // An MTP module's projection of [hidden; embedding] to hidden: 2 x tokens x 2h x h.
@@ -75,8 +74,9 @@ ComputeCost mtp_projection_cost(const WorkloadSpec& w);
 // tokens x top_k selections per rank spread evenly over its experts.
 ComputeCost mtp_expert_cost(const WorkloadSpec& w);
 
-// One rank's grouped expert GEMM: a SwiGLU per local expert on its rows
-// rounded up to precision.expert_alignment. `tokens` points at the rank's
+// One rank's grouped expert GEMMs: a SwiGLU per local expert on its rows
+// rounded up to precision.expert_alignment, as grouped GEMMs over the
+// experts with work at their mean rows. `tokens` points at the rank's
 // experts_per_rank counts.
 ComputeCost expert_gemm_cost(const WorkloadSpec& w, const std::int32_t* tokens, int experts_per_rank);
 
@@ -93,7 +93,8 @@ double embedding_params(const ModelSpec& m);
 double expert_params_per_rank(const WorkloadSpec& w, int moe_layers);
 
 // AdamW on `params` parameters (seed 002): read the gradient (gradient
-// dtype) and FP32 param, m, v; write FP32 param, m, v; 15 FLOPs each.
+// dtype) and FP32 param, m, v; write FP32 param, m, v; one fused kernel,
+// memory-bound (its 15 FLOPs per parameter are counted, not priced).
 ComputeCost optimizer_cost(double params, Dtype gradient);
 
 }  // namespace epsim::workloads

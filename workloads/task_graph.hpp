@@ -11,9 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "workloads/operators.hpp"
+
 namespace epsim::workloads {
 
-enum class Dtype { kBf16, kFp8, kInt8, kFp32 };
 
 enum class TaskKind {
   kAttention,      // QKV/O projections + attention core (MLA or GQA), fused
@@ -45,14 +46,6 @@ using TaskId = std::int32_t;
 // Tokens sent from each source rank to each destination rank for one
 // layer and micro-batch, counted once per (token, destination rank): a token
 // whose k experts sit on 3 ranks counts once on each of the 3.
-// One GEMM of a compute task: its N and K (M is the task's rows) and the
-// share of the task's FLOPs it holds (docs/platform.md, "Compute efficiency").
-struct GemmShape {
-  double n = 0;
-  double k = 0;
-  double share = 0;
-};
-
 struct TrafficMatrix {
   int ranks = 0;
   int ranks_per_node = 0;
@@ -87,20 +80,20 @@ struct Task {
   Dtype dtype = Dtype::kBf16;
   std::vector<double> flops;
   std::vector<double> hbm_bytes;
-  // For the platform's kernel-efficiency model (docs/platform.md, "Compute
-  // efficiency"), per rank; empty means 0. gemm_rows: the M of the task's
-  // GEMMs (tokens; for expert_gemm the mean aligned rows of the rank's
-  // experts that have any). elementwise_bytes: HBM bytes of the
-  // memory-bound kernels that run with it (norms, residual adds, RoPE,
-  // permute/unpermute, loss), not part of hbm_bytes. kernels: launches.
+  // The operators one running rank executes (docs/operators.md): what
+  // the stack prices. Rank r runs share() of them: flops[r] over their
+  // FLOPs (bytes when they have none), so an expert GEMM's ranks differ by
+  // their experts' rows and every other task runs alike on its stage's
+  // ranks. gemm_rows[r], when given, is rank r's mean rows per expert with
+  // work: the M of its grouped GEMMs.
+  Operators ops;
   std::vector<double> gemm_rows;
-  std::vector<double> elementwise_bytes;
-  int kernels = 1;
-  // The GEMMs the task's FLOPs run in, the same on every rank: N, K and the
-  // share of its FLOPs (M is gemm_rows); empty: shape unknown. Attention:
-  // the channels per query/key head of its core (0 elsewhere).
-  std::vector<GemmShape> gemm_shapes;
-  double head_dim = 0;
+  double share(int rank) const {
+    const double f = total_flops(ops), b = total_bytes(ops);
+    const auto i = static_cast<std::size_t>(rank);
+    if (f > 0) return flops.empty() ? 0.0 : flops[i] / f;
+    return b > 0 && !hbm_bytes.empty() ? hbm_bytes[i] / b : 0.0;
+  }
 
   // kDispatch / kCombine / kPipelineP2p: bytes(src -> dst) =
   // traffic.at(src, dst) * bytes_per_token, or traffic.at(dst, src) *

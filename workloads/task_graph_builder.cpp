@@ -19,34 +19,31 @@ namespace {
 
 // An expert GEMM's per-rank amounts from its layer's expert loads (none
 // yet: zero). The routing sample covers one stage's ranks: stage s's rank
-// s x stage_ranks + i draws as the sample's rank i.
-// The task's GEMM shapes from a cost's GEMMs: their FLOPs as shares of the total.
-void set_shapes(Task& t, const ComputeCost& c) {
-  double flops = 0;
-  for (const GemmShape& g : c.gemms) flops += g.share;
-  t.gemm_shapes.clear();
-  if (flops > 0)
-    for (const GemmShape& g : c.gemms) t.gemm_shapes.push_back({g.n, g.k, g.share / flops});
-  t.head_dim = c.head_dim;
-}
-
+// s x stage_ranks + i draws as the sample's rank i. The task's operators
+// are those of its busiest rank; the others run their share of them
+// (Task::share) at their own rows per expert.
 void set_expert_loads(Task& t, const WorkloadSpec& w, const LayerRouting& lr, int ranks, int stage_ranks) {
-  const double factor = t.phase == Phase::kBackward ? 2.0 : 1.0;
+  const bool backward = t.phase == Phase::kBackward;
   const int experts_per_rank = w.expert_slots_per_rank();
   const int first = t.stage < 0 ? 0 : t.stage * stage_ranks;
   t.flops.assign(static_cast<std::size_t>(ranks), 0.0);
   t.hbm_bytes.assign(static_cast<std::size_t>(ranks), 0.0);
   t.gemm_rows.assign(static_cast<std::size_t>(ranks), 0.0);
+  t.ops.clear();
   if (lr.expert_tokens.empty()) return;
+  double busiest = -1;
   for (int local = 0; local < stage_ranks; ++local) {
     const auto rank = static_cast<std::size_t>(first + local);
     const ComputeCost c =
         expert_gemm_cost(w, &lr.expert_tokens[static_cast<std::size_t>(local) * experts_per_rank], experts_per_rank);
-    t.flops[rank] = factor * c.flops;
-    t.hbm_bytes[rank] = factor * c.hbm_bytes;
+    const Operators& ops = backward ? c.backward : c.ops;
+    t.flops[rank] = total_flops(ops);
+    t.hbm_bytes[rank] = total_bytes(ops);
     t.gemm_rows[rank] = c.rows;
-    t.kernels = static_cast<int>(factor) * c.kernels;
-    if (t.gemm_shapes.empty()) set_shapes(t, c);
+    if (t.flops[rank] > busiest) {
+      busiest = t.flops[rank];
+      t.ops = ops;
+    }
   }
 }
 
@@ -361,15 +358,8 @@ class Builder {
                     expert_done);
   }
 
-  // Backward: twice the forward's FLOPs, bytes and kernels, on the same rows.
-  static ComputeCost twice(ComputeCost c) {
-    c.flops *= 2;
-    c.hbm_bytes *= 2;
-    c.elementwise_bytes *= 2;
-    c.kernels *= 2;
-    for (GemmShape& g : c.gemms) g.share *= 2;  // its shapes stand for the backward's (dgrad, wgrad)
-    return c;
-  }
+  // A module's backward pass: its backward operators, on the same rows.
+  static ComputeCost twice(const ComputeCost& c) { return ComputeCost(c.backward, {}, c.rows); }
 
   TaskId add(Task t) {
     t.id = static_cast<TaskId>(g_.tasks.size());
@@ -399,15 +389,12 @@ class Builder {
     t.flops.assign(n, all ? c.flops : 0.0);
     t.hbm_bytes.assign(n, all ? c.hbm_bytes : 0.0);
     t.gemm_rows.assign(n, all ? c.rows : 0.0);
-    t.elementwise_bytes.assign(n, all ? c.elementwise_bytes : 0.0);
-    t.kernels = c.kernels;
-    set_shapes(t, c);
+    t.ops = std::move(c.ops);
     for (int r = all ? 0 : stage * g_.stage_ranks; !all && r < (stage + 1) * g_.stage_ranks; ++r) {
       const auto i = static_cast<std::size_t>(r);
       t.flops[i] = c.flops;
       t.hbm_bytes[i] = c.hbm_bytes;
       t.gemm_rows[i] = c.rows;
-      t.elementwise_bytes[i] = c.elementwise_bytes;
     }
     return add(std::move(t));
   }
@@ -467,16 +454,19 @@ class Builder {
   // A TP-sharded kernel: 1/tp of the whole micro-batch's kernel (heads,
   // FFN columns or vocabulary split over the TP group); identity at tp 1.
   // The GEMMs keep their rows (M: the micro-batch's tokens) and kernels.
-  ComputeCost sharded(ComputeCost c) const {
+  ComputeCost sharded(const ComputeCost& c) const {
+    if (w_.parallel.tp == 1) return c;
+    ComputeCost out(shard(c.ops), shard(c.backward), c.rows);
+    return out;
+  }
+  Operators shard(Operators ops) const {
     const double tp = w_.parallel.tp;
-    c.flops /= tp;
-    c.hbm_bytes /= tp;
-    c.elementwise_bytes /= tp;
-    for (GemmShape& g : c.gemms) {  // a TP shard's GEMMs are 1/tp as wide (heads, columns, vocabulary)
-      g.n /= tp;
-      g.share /= tp;
+    for (Operator& o : ops) {
+      o.flops /= tp;
+      o.bytes /= tp;
+      if (o.op_class == OpClass::kGemm || o.op_class == OpClass::kGroupedGemm) o.n /= tp;  // 1/tp as wide
     }
-    return c;
+    return ops;
   }
 
   // After a TP-sharded kernel, its TP group sums the partial outputs: an
@@ -525,6 +515,7 @@ class Builder {
     }
     ComputeCost attention = twice(sharded(attention_cost(full_, l)));
     if (w_.memory.recompute == Recompute::kSelective) attention += sharded(selective_recompute_cost(full_, l));
+    attention.rows = static_cast<double>(full_.parallel.tokens_per_micro_batch);
     const TaskId done = tp_all_reduce(
         Phase::kBackward, l, mb,
         compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16, attention, before_attention, s), s);

@@ -89,6 +89,9 @@ ModelSpec read_model(TableReader t) {
   m.node_limit = static_cast<int>(t.integer_or("node_limit", 0, 0, 1 << 16));
   m.vocab = t.integer("vocab", 1, kMaxDim);
   m.mtp_modules = static_cast<int>(t.integer_or("mtp_modules", 0, 0, 4));
+  m.activation = t.choice_or("activation", "swiglu", {"swiglu", "clamped_swiglu"}) == "swiglu"
+                     ? Activation::kSwiglu
+                     : Activation::kClampedSwiglu;
   t.finish();
   return m;
 }

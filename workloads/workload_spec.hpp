@@ -41,6 +41,12 @@ struct AttentionSpec {
   bool windowed(int layer) const { return sliding_window > 0 && (!window_on_even_layers || layer % 2 == 0); }
 };
 
+// The FFNs' gated activation. A stack fuses the plain SwiGLU into one
+// kernel; GPT-OSS's variant (both halves clamped, gate x sigmoid(1.702
+// gate) x (up + 1)) runs as eager kernels in the stacks we know
+// (docs/operators.md).
+enum class Activation { kSwiglu, kClampedSwiglu };
+
 struct ModelSpec {
   std::string name;
   int layers = 0;
@@ -59,6 +65,7 @@ struct ModelSpec {
   // projection, one MoE block and its own pass of the output head, on the
   // last stage; not model FLOPs (docs/workload.md).
   int mtp_modules = 0;
+  Activation activation = Activation::kSwiglu;
 
   int moe_layers() const { return layers - dense_layers; }
   bool is_moe(int layer) const { return layer >= dense_layers && layer < layers; }

@@ -1,4 +1,4 @@
-// Kernel classes and the rescaling of compute amounts to calibrated times.
+// Operator prices and the rescaling of compute amounts to them.
 #include "sim/replay/compute_calibration.hpp"
 
 #include <algorithm>
@@ -7,66 +7,79 @@
 
 namespace epsim::sim {
 
+using workloads::Dtype;
+using workloads::OpClass;
 using workloads::TaskKind;
-
-KernelClass kernel_class(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::kAttention: return KernelClass::kAttention;
-    case TaskKind::kExpertGemm: return KernelClass::kGroupedGemm;
-    case TaskKind::kOptimizer: return KernelClass::kOptimizer;
-    default: return KernelClass::kDenseGemm;
-  }
-}
 
 namespace {
 
-double at(const std::vector<double>& v, int rank) {
-  return v.empty() ? 0.0 : v[static_cast<std::size_t>(rank)];
+const topology::GemmEfficiency& gemm_table(const topology::StackSpec& s, OpClass c, Dtype d) {
+  const bool fp8 = d == Dtype::kFp8 || d == Dtype::kInt8;
+  if (c == OpClass::kGroupedGemm) return fp8 ? s.grouped_fp8 : s.grouped_bf16;
+  return fp8 ? s.gemm_fp8 : s.gemm_bf16;
 }
 
-// Seconds per FLOP at the peak's scale of `task` on `rank`: 1 / efficiency,
-// or for a GEMM class with known shapes the FLOP-weighted mean of 1 /
-// efficiency over its GEMMs (each at the task's rows); 1 for the optimizer
-// (memory-bound). Attention: its efficiency at the rows and its core's
-// channels per head.
-double inverse_efficiency(const workloads::Task& task, int rank, const topology::ComputeSpec& m) {
-  const double rows = at(task.gemm_rows, rank);
-  auto gemms = [&](const topology::KernelClassEfficiency& e) {
-    if (task.gemm_shapes.empty() || (e.half_n == 0 && e.half_k == 0)) return 1.0 / e.at(rows);
-    double sum = 0;
-    for (const workloads::GemmShape& g : task.gemm_shapes) sum += g.share / e.at(rows, g.n, g.k);
-    return sum;
-  };
-  switch (kernel_class(task.kind)) {
-    case KernelClass::kAttention:
-      return 1.0 / (m.attention.at(rows) * topology::KernelClassEfficiency::factor(task.head_dim, m.attention.half_dim));
-    case KernelClass::kGroupedGemm: return gemms(m.grouped_gemm);
-    case KernelClass::kDenseGemm: return gemms(m.dense_gemm);
-    case KernelClass::kOptimizer: return 1.0;
-  }
-  return 1.0;
+// The stack's HBM share for a memory-bound class (a fusable activation
+// the stack fuses: the elementwise rate).
+double memory_share(const topology::StackSpec& s, const workloads::Operator& op) {
+  const OpClass cls = op.fusable && s.fused_swiglu ? OpClass::kElementwise : op.op_class;
+  const auto c = static_cast<std::size_t>(static_cast<int>(cls) - static_cast<int>(OpClass::kElementwise));
+  return op.backward ? s.memory_backward[c] : s.memory[c];
 }
 
 }  // namespace
 
-double calibrated_time_s(const workloads::Task& task, int rank, const topology::ComputeSpec& m, const NpuFacts& npu,
-                         std::optional<workloads::Dtype> fallback) {
-  const double peak = peak_flops_per_s(npu, effective_dtype(npu, task.dtype, fallback));
-  const double hbm = npu.hbm_bandwidth_Bps * (kernel_class(task.kind) == KernelClass::kOptimizer ? m.optimizer : m.elementwise);
-  const double flops = task.flops[static_cast<std::size_t>(rank)];
-  const double bytes = task.hbm_bytes[static_cast<std::size_t>(rank)];
-  const double ew = at(task.elementwise_bytes, rank);
-  if (!(flops > 0) && !(bytes > 0) && !(ew > 0)) return 0;  // no work on this rank: nothing launched
-  return std::max(flops * inverse_efficiency(task, rank, m) / peak, bytes / hbm) + ew / hbm +
-         task.kernels * m.launch_overhead_s;
+double operator_time_s(const workloads::Operator& op, const topology::StackSpec& stack, const NpuFacts& npu,
+                       std::optional<Dtype> fallback) {
+  if (!(op.flops > 0) && !(op.bytes > 0)) return 0;
+  const double bw = npu.hbm_bandwidth_Bps;
+  double body = 0;
+  switch (op.op_class) {
+    case OpClass::kGemm:
+    case OpClass::kGroupedGemm: {
+      const Dtype d = effective_dtype(npu, op.dtype, fallback);
+      const double e = gemm_table(stack, op.op_class, d).at(op.m, op.n, op.k);
+      body = std::max(op.flops / (e * peak_flops_per_s(npu, d)), op.bytes / (stack.gemm_memory * bw));
+      if (d == Dtype::kFp8 && stack.fp8_cast_bytes > 0)  // quantizing its activation operand, two kernels
+        body += stack.fp8_cast_bytes * op.m * op.k * op.groups / (stack.memory[0] * bw) + 2 * stack.launch_s;
+      break;
+    }
+    case OpClass::kAttention:
+    case OpClass::kAttentionBackward: {
+      const topology::AttentionEfficiency& a =
+          op.op_class == OpClass::kAttention ? stack.attention : stack.attention_backward;
+      body = std::max(op.flops / (a.at(op.head_dim, op.context) * peak_flops_per_s(npu, Dtype::kBf16)),
+                      op.bytes / bw);
+      break;
+    }
+    default: body = op.bytes / (memory_share(stack, op) * bw); break;
+  }
+  const int kernels = op.fusable && stack.fused_swiglu ? 1 : op.kernels;
+  return body + kernels * stack.launch_s;
 }
 
-void calibrate_task(workloads::Task& t, int ranks, const topology::ComputeSpec& model, const PlatformFacts& platform,
-                    const Placement& placement, std::optional<workloads::Dtype> fallback) {
-  if (t.is_collective()) return;
+double calibrated_time_s(const workloads::Task& task, int rank, const topology::StackSpec& stack, const NpuFacts& npu,
+                         std::optional<Dtype> fallback) {
+  const double share = task.share(rank);
+  if (!(share > 0)) return 0;  // no work on this rank: nothing launched
+  double t = 0;
+  for (const workloads::Operator& op : task.ops) {
+    workloads::Operator mine = op;
+    mine.flops *= share;
+    mine.bytes *= share;
+    t += operator_time_s(mine, stack, npu, fallback);
+  }
+  t = std::max(t, workloads::total_kernels(task.ops) * stack.host_per_kernel_s);
+  if (task.kind == TaskKind::kGate && task.phase != workloads::Phase::kBackward) t += stack.moe_host_sync_s;
+  return t;
+}
+
+void calibrate_task(workloads::Task& t, int ranks, const topology::StackSpec& stack, const PlatformFacts& platform,
+                    const Placement& placement, std::optional<Dtype> fallback) {
+  if (t.is_collective() || t.ops.empty()) return;
   for (int r = 0; r < ranks; ++r) {
     const NpuFacts& npu = platform.npus[static_cast<std::size_t>(placement.npu_of_rank[r])];
-    const double target = calibrated_time_s(t, r, model, npu, fallback);
+    const double target = calibrated_time_s(t, r, stack, npu, fallback);
     const std::size_t i = static_cast<std::size_t>(r);
     const double peak = peak_flops_per_s(npu, effective_dtype(npu, t.dtype, fallback));
     const double roofline = std::max(t.flops[i] / peak, t.hbm_bytes[i] / npu.hbm_bandwidth_Bps);
@@ -74,22 +87,18 @@ void calibrate_task(workloads::Task& t, int ranks, const topology::ComputeSpec& 
       t.flops[i] *= target / roofline;
       t.hbm_bytes[i] *= target / roofline;
     } else {
-      t.hbm_bytes[i] = target * npu.hbm_bandwidth_Bps;  // only memory-bound kernels
+      t.hbm_bytes[i] = target * npu.hbm_bandwidth_Bps;
     }
   }
-  // The amounts now hold them; a second calibration must not count them again.
-  t.elementwise_bytes.clear();
-  t.gemm_rows.clear();
-  t.gemm_shapes.clear();
-  t.head_dim = 0;
-  t.kernels = 0;
+  // The amounts now hold the prices; a second calibration must not count them again.
+  t.ops.clear();
 }
 
-workloads::TaskGraph calibrate_compute(const workloads::TaskGraph& graph, const topology::ComputeSpec& model,
+workloads::TaskGraph calibrate_compute(const workloads::TaskGraph& graph, const topology::StackSpec& stack,
                                        const PlatformFacts& platform, const Placement& placement,
-                                       std::optional<workloads::Dtype> fallback) {
+                                       std::optional<Dtype> fallback) {
   workloads::TaskGraph out = graph;
-  for (workloads::Task& t : out.tasks) calibrate_task(t, out.ranks, model, platform, placement, fallback);
+  for (workloads::Task& t : out.tasks) calibrate_task(t, out.ranks, stack, platform, placement, fallback);
   return out;
 }
 

@@ -113,15 +113,18 @@ TEST_CASE("the bound's rates: the GEMM dtype's peak, its fallback's on an NPU wi
   epsim::topology::ClusterSpec c;
   c.npu.flops_bf16 = 100;
   c.npu.flops_int8 = 400;
-  c.compute.attention.max = 0.5;
-  c.compute.dense_gemm.max = 0.8;
-  c.compute.grouped_gemm.max = 0.6;
+  c.stack.attention.max = 0.5;
+  c.stack.attention_backward.max = 0.5;
+  c.stack.gemm_bf16.max = 0.8;
+  c.stack.gemm_fp8.max = 0.8;
+  c.stack.grouped_bf16.max = 0.6;
+  c.stack.grouped_fp8.max = 0.6;
   epsim::workloads::PrecisionSpec p;
   p.gemm = epsim::workloads::Dtype::kFp8;
   p.gemm_fallback = epsim::workloads::Dtype::kBf16;
   auto r = epsim::app::plan_rates(c, p);
   CHECK(r.peak_flops == 100);
-  CHECK(r.attention_flops == 50);
+  CHECK(r.attention_flops == 80);  // its projections are GEMMs: the larger of the two classes' bests
   CHECK(r.dense_flops == 80);
   CHECK(r.grouped_flops == 60);
   p.gemm_fallback = epsim::workloads::Dtype::kInt8;

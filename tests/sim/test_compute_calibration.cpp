@@ -1,7 +1,8 @@
-// The kernel-efficiency model against hand-computed times: efficiency(M) =
-// max x M / (M + half_rows), the elementwise bytes and launch overheads
-// added, and the rescaling that makes a task's roofline equal its
-// calibrated time (docs/platform.md, "[compute]"). Pure: no SimGrid.
+// Operators priced by a stack against their closed forms, one lone
+// operator at a time (docs/operators.md): a GEMM by M, N and K, the
+// attention core by head width and context, each memory-bound class at its
+// HBM share, the framework's launch, host issue and MoE host sync, and the
+// rescaling that makes a task's roofline equal its priced time. Pure: no SimGrid.
 #include <catch2/catch.hpp>
 
 #include "sim/replay/compute_calibration.hpp"
@@ -9,6 +10,8 @@
 
 using namespace epsim;
 using workloads::Dtype;
+using workloads::OpClass;
+using workloads::Operator;
 using workloads::Task;
 using workloads::TaskKind;
 
@@ -25,145 +28,186 @@ sim::NpuFacts npu() {
   return n;
 }
 
-topology::ComputeSpec model() {
-  topology::ComputeSpec m;
-  m.dense_gemm = {0.8, 0};
-  m.grouped_gemm = {0.6, 100};
-  m.attention = {0.5, 0};
-  m.elementwise = 0.9;
-  m.optimizer = 0.75;
-  m.launch_overhead_s = 5e-6;
-  return m;
+topology::StackSpec stack() {
+  topology::StackSpec s;
+  s.name = "test";
+  s.gemm_bf16 = {0.8, 0, 0, 0};
+  s.gemm_fp8 = {0.8, 0, 0, 0};
+  s.grouped_bf16 = {0.6, 100, 500, 1000};
+  s.grouped_fp8 = {0.6, 100, 500, 1000};
+  s.attention = {0.5, 64, 0};
+  s.attention_backward = {0.4, 64, 0};
+  s.memory = {0.9, 0.5, 0.25, 1.0, 0.1, 0.05, 0.2, 0.75};
+  s.memory_backward = {0.9, 0.25, 0.125, 1.0, 0.1, 0.05, 0.2, 0.75};
+  s.launch_s = 5e-6;
+  return s;
 }
 
-Task compute(TaskKind kind, Dtype dtype, double flops, double bytes, double rows, double ew, int kernels) {
+Task task(TaskKind kind, workloads::Operators ops) {
   Task t;
   t.kind = kind;
-  t.dtype = dtype;
-  t.flops = {flops};
-  t.hbm_bytes = {bytes};
-  t.gemm_rows = {rows};
-  t.elementwise_bytes = {ew};
-  t.kernels = kernels;
+  t.dtype = ops.empty() ? Dtype::kBf16 : ops.front().dtype;
+  t.flops = {workloads::total_flops(ops)};
+  t.hbm_bytes = {workloads::total_bytes(ops)};
+  t.ops = std::move(ops);
   return t;
+}
+
+double priced(const Operator& op, const topology::StackSpec& s = stack()) {
+  return sim::operator_time_s(op, s, npu(), std::nullopt);
 }
 
 }  // namespace
 
-TEST_CASE("calibration: efficiency falls with the GEMM rows", "[calibration]") {
-  const topology::KernelClassEfficiency e{0.6, 100};
-  CHECK(e.at(100) == Approx(0.3));
-  CHECK(e.at(900) == Approx(0.54));
-  CHECK(e.at(0) == 0.6);  // no rows known: the large-shape figure
-  CHECK(topology::KernelClassEfficiency{0.8, 0}.at(16) == 0.8);
+TEST_CASE("stack: a GEMM's efficiency by M, N and K, each factor x / (x + half)", "[calibration]") {
+  const topology::GemmEfficiency e{0.6, 100, 500, 1000};
+  CHECK(e.at(100, 500, 1000) == Approx(0.6 * 0.5 * 0.5 * 0.5));
+  CHECK(e.at(300, 1500, 3000) == Approx(0.6 * 0.75 * 0.75 * 0.75));
+  CHECK(topology::GemmEfficiency{0.8, 0, 0, 0}.at(16, 16, 16) == 0.8);  // no half points: no shape dependence
 }
 
-TEST_CASE("calibration: a grouped GEMM's time by hand", "[calibration]") {
-  // 6e12 FP8 FLOPs on 300 rows per expert: efficiency 0.6 x 300/400 = 0.45,
-  // 6e12 / (0.45 x 1e15) = 13.333 ms; bytes 1e9 / (0.9 x 2e12) = 0.556 ms;
-  // elementwise 9e9 / 1.8e12 = 5 ms; 4 launches x 5 us.
-  const Task t = compute(TaskKind::kExpertGemm, Dtype::kFp8, 6e12, 1e9, 300, 9e9, 4);
-  const double expected = 6e12 / (0.45 * 1e15) + 9e9 / 1.8e12 + 4 * 5e-6;
-  CHECK(sim::calibrated_time_s(t, 0, model(), npu(), std::nullopt) == Approx(expected).epsilon(1e-12));
-  // An FP8 GEMM on an NPU without FP8 runs at the fallback's (BF16) peak.
+TEST_CASE("operator: a lone GEMM lands on max(F / (e peak), B / bw) + launch", "[calibration]") {
+  // 4096 x 7168 x 2048 in BF16: F = 2 M N K, e = 0.8.
+  const Operator g = workloads::gemm(4096, 7168, 2048, Dtype::kBf16);
+  CHECK(g.flops == 2.0 * 4096 * 7168 * 2048);
+  CHECK(g.bytes == (4096.0 * 2048 + 2048.0 * 7168) * 2 + 4096.0 * 7168 * 2);
+  CHECK(priced(g) == Approx(g.flops / (0.8 * 500e12) + 5e-6).epsilon(1e-12));
+  // A skinny one is bound by its operands' bytes.
+  const Operator skinny = workloads::gemm(1, 7168, 2048, Dtype::kBf16);
+  CHECK(priced(skinny) == Approx(skinny.bytes / 2e12 + 5e-6).epsilon(1e-12));
+  // FP8 at the FP8 peak; on an NPU without FP8, the fallback's (BF16) peak.
+  const Operator f8 = workloads::gemm(4096, 7168, 2048, Dtype::kFp8);
+  CHECK(priced(f8) == Approx(f8.flops / (0.8 * 1000e12) + 5e-6).epsilon(1e-12));
   sim::NpuFacts no_fp8 = npu();
   no_fp8.flops_fp8_per_s = 0;
-  CHECK(sim::calibrated_time_s(t, 0, model(), no_fp8, Dtype::kBf16) ==
-        Approx(6e12 / (0.45 * 500e12) + 9e9 / 1.8e12 + 4 * 5e-6).epsilon(1e-12));
+  CHECK(sim::operator_time_s(f8, stack(), no_fp8, Dtype::kBf16) ==
+        Approx(f8.flops / (0.8 * 500e12) + 5e-6).epsilon(1e-12));
+  // Separate FP8 casts (framework.fp8_cast_bytes): 5 B per element of its M x K operand at the elementwise share.
+  topology::StackSpec cast = stack();
+  cast.fp8_cast_bytes = 5;
+  CHECK(priced(f8, cast) ==
+        Approx(f8.flops / (0.8 * 1000e12) + 5.0 * 4096 * 2048 / (0.9 * 2e12) + 3 * 5e-6).epsilon(1e-12));
 }
 
-TEST_CASE("calibration: memory-bound kernels at their HBM share", "[calibration]") {
-  // The optimizer: 1.5e10 B at 0.75 x 2 TB/s = 10 ms, its FLOPs far below.
-  const Task opt = compute(TaskKind::kOptimizer, Dtype::kFp32, 1e10, 1.5e10, 0, 0, 1);
-  CHECK(sim::calibrated_time_s(opt, 0, model(), npu(), std::nullopt) == Approx(0.01 + 5e-6).epsilon(1e-12));
-  // Attention memory-bound: 4e10 B / 1.8e12 beats 1e12 / (0.5 x 5e14).
-  const Task attn = compute(TaskKind::kAttention, Dtype::kBf16, 1e12, 4e10, 4096, 0, 11);
-  CHECK(sim::calibrated_time_s(attn, 0, model(), npu(), std::nullopt) ==
-        Approx(4e10 / 1.8e12 + 11 * 5e-6).epsilon(1e-12));
+TEST_CASE("operator: a grouped GEMM at its rows per expert; its backward a dgrad and a wgrad", "[calibration]") {
+  const Operator up = workloads::gemm(300, 1500, 3000, Dtype::kFp8, 8);
+  CHECK(up.op_class == OpClass::kGroupedGemm);
+  CHECK(up.flops == 8 * 2.0 * 300 * 1500 * 3000);
+  CHECK(priced(up) == Approx(up.flops / (0.6 * 0.75 * 0.75 * 0.75 * 1e15) + 5e-6).epsilon(1e-12));
+  const workloads::Operators b = workloads::gemm_backward(up);
+  REQUIRE(b.size() == 2);
+  CHECK(b[0].m == 300);  // dgrad: M x K x N
+  CHECK(b[0].n == 3000);
+  CHECK(b[0].k == 1500);
+  CHECK(b[1].m == 1500);  // wgrad: N x K, reduced over the M rows
+  CHECK(b[1].n == 3000);
+  CHECK(b[1].k == 300);
+  CHECK(b[0].flops + b[1].flops == 2 * up.flops);
+  CHECK(b[1].op_class == OpClass::kGroupedGemm);
 }
 
-TEST_CASE("calibration: rescaled amounts take the calibrated time on the roofline", "[calibration]") {
+TEST_CASE("operator: the attention core by head width and context; its backward 2.5x at its own rate",
+          "[calibration]") {
+  // 4096 queries, 32 heads of 64 channels, 2048.5 keys each: F = t c 2 H (dqk + dv); e = 0.5 x 64/128.
+  const Operator a = workloads::attention_core(4096, 32, 64, 64, 2048.5);
+  CHECK(a.flops == 4096 * 2048.5 * 2 * 32 * 128.0);
+  CHECK(priced(a) == Approx(a.flops / (0.25 * 500e12) + 5e-6).epsilon(1e-12));
+  const Operator b = workloads::attention_backward(a);
+  CHECK(b.flops == 2.5 * a.flops);
+  CHECK(priced(b) == Approx(b.flops / (0.2 * 500e12) + 5e-6).epsilon(1e-12));
+  // A short context runs at context / (context + half_context).
+  topology::StackSpec s = stack();
+  s.attention.half_context = 2048.5;
+  CHECK(priced(a, s) == Approx(a.flops / (0.125 * 500e12) + 5e-6).epsilon(1e-12));
+}
+
+TEST_CASE("operator: each memory-bound class at its own HBM share, forward and backward", "[calibration]") {
+  const OpClass classes[] = {OpClass::kElementwise, OpClass::kNorm,   OpClass::kActivation, OpClass::kGather,
+                             OpClass::kScatterAdd,  OpClass::kRouter, OpClass::kLoss,       OpClass::kOptimizer};
+  const double forward[] = {0.9, 0.5, 0.25, 1.0, 0.1, 0.05, 0.2, 0.75};
+  const double backward[] = {0.9, 0.25, 0.125, 1.0, 0.1, 0.05, 0.2, 0.75};
+  for (int i = 0; i < 8; ++i) {
+    INFO(workloads::to_string(classes[i]));
+    CHECK(priced(workloads::memory_op(classes[i], 1e9)) == Approx(1e9 / (forward[i] * 2e12) + 5e-6).epsilon(1e-12));
+    CHECK(priced(workloads::memory_op(classes[i], 1e9, 2, true)) ==
+          Approx(1e9 / (backward[i] * 2e12) + 2 * 5e-6).epsilon(1e-12));
+  }
+  // A plain SwiGLU the stack fuses runs as one streaming kernel.
+  Operator swiglu = workloads::memory_op(OpClass::kActivation, 1e9, 2);
+  swiglu.fusable = true;
+  topology::StackSpec fused = stack();
+  fused.fused_swiglu = true;
+  CHECK(priced(swiglu) == Approx(1e9 / (0.25 * 2e12) + 2 * 5e-6).epsilon(1e-12));
+  CHECK(priced(swiglu, fused) == Approx(1e9 / (0.9 * 2e12) + 5e-6).epsilon(1e-12));
+}
+
+TEST_CASE("task: its operators summed, never faster than the host issues them, a MoE forward's host sync",
+          "[calibration]") {
+  topology::StackSpec s = stack();
+  const Operator g = workloads::gemm(4096, 7168, 2048, Dtype::kBf16);
+  const Operator n = workloads::memory_op(OpClass::kNorm, 1e8);
+  Task gate = task(TaskKind::kGate, {n, g});
+  CHECK(sim::calibrated_time_s(gate, 0, s, npu(), std::nullopt) == Approx(priced(n) + priced(g)).epsilon(1e-12));
+  s.moe_host_sync_s = 66e-6;
+  CHECK(sim::calibrated_time_s(gate, 0, s, npu(), std::nullopt) ==
+        Approx(priced(n, s) + priced(g, s) + 66e-6).epsilon(1e-12));
+  gate.phase = workloads::Phase::kBackward;  // the backward's counts are known: no round trip
+  CHECK(sim::calibrated_time_s(gate, 0, s, npu(), std::nullopt) == Approx(priced(n) + priced(g)).epsilon(1e-12));
+  // Host-bound: 200 tiny kernels at 11.6 us of issue each.
+  s.host_per_kernel_s = 11.6e-6;
+  Task tiny = task(TaskKind::kAttention, {workloads::memory_op(OpClass::kElementwise, 1e3, 200)});
+  CHECK(sim::calibrated_time_s(tiny, 0, s, npu(), std::nullopt) == Approx(200 * 11.6e-6).epsilon(1e-12));
+  // A rank running half the work (an expert GEMM's lighter rank) prices half the amounts.
+  Task experts = task(TaskKind::kExpertGemm, {workloads::gemm(300, 1500, 3000, Dtype::kFp8, 8)});
+  experts.flops = {experts.flops[0] / 2};
+  const Operator half = workloads::gemm(150, 1500, 3000, Dtype::kFp8, 8);
+  CHECK(sim::calibrated_time_s(experts, 0, stack(), npu(), std::nullopt) ==
+        Approx(half.flops / (0.6 * 0.75 * 0.75 * 0.75 * 1e15) + 5e-6).epsilon(1e-12));
+}
+
+TEST_CASE("calibration: rescaled amounts take the priced time on the roofline", "[calibration]") {
   workloads::TaskGraph g;
   g.ranks = 2;
   g.ranks_per_node = 2;
-  Task gate = compute(TaskKind::kGate, Dtype::kFp32, 2e12, 1e9, 4096, 2e9, 6);
-  gate.flops = {2e12, 0};
-  gate.hbm_bytes = {1e9, 0};
-  gate.gemm_rows = {4096, 4096};
-  gate.elementwise_bytes = {2e9, 0};
+  Task gate = task(TaskKind::kGate, {workloads::gemm(4096, 256, 7168, Dtype::kFp32),
+                                     workloads::memory_op(OpClass::kRouter, 2e9)});
+  gate.flops.push_back(0);
+  gate.hbm_bytes.push_back(0);
   g.tasks.push_back(gate);
   sim::PlatformFacts p;
   p.npus = {npu(), npu()};
   sim::Placement place;
   place.npu_of_rank = {0, 1};
   place.ranks_per_node = 2;
-  const workloads::TaskGraph c = sim::calibrate_compute(g, model(), p, place, std::nullopt);
-  const double target = 2e12 / (0.8 * 500e12) + 2e9 / 1.8e12 + 6 * 5e-6;
+  const workloads::TaskGraph c = sim::calibrate_compute(g, stack(), p, place, std::nullopt);
+  const double target = sim::calibrated_time_s(gate, 0, stack(), npu(), std::nullopt);
   const Task& t = c.tasks[0];
   CHECK(std::max(t.flops[0] / 500e12, t.hbm_bytes[0] / 2e12) == Approx(target).epsilon(1e-12));
-  CHECK(t.flops[0] / t.hbm_bytes[0] == Approx(2e12 / 1e9).epsilon(1e-12));  // the binding side is unchanged
+  CHECK(t.flops[0] / t.hbm_bytes[0] == Approx(gate.flops[0] / gate.hbm_bytes[0]).epsilon(1e-12));  // same side binds
   CHECK(t.flops[1] == 0);  // no work on rank 1: nothing launched
   CHECK(t.hbm_bytes[1] == 0);
-  CHECK(t.elementwise_bytes.empty());
-  // The default model on a task without elementwise bytes is the identity.
-  gate.elementwise_bytes.clear();
-  g.tasks[0] = gate;
-  const workloads::TaskGraph same = sim::calibrate_compute(g, topology::ComputeSpec{}, p, place, std::nullopt);
-  CHECK(same.tasks[0].flops == gate.flops);
-  CHECK(same.tasks[0].hbm_bytes == gate.hbm_bytes);
+  CHECK(t.ops.empty());  // priced once
 }
 
-TEST_CASE("calibration: a GEMM by its M, N and K, each GEMM of the task at its own efficiency", "[calibration]") {
-  // Grouped GEMM of two shapes at 300 rows: e = 0.6 x 300/400 x N/(N+500) x K/(K+1000).
-  topology::ComputeSpec m = model();
-  m.grouped_gemm.half_n = 500;
-  m.grouped_gemm.half_k = 1000;
-  Task t = compute(TaskKind::kExpertGemm, Dtype::kFp8, 6e12, 0, 300, 0, 2);
-  t.gemm_shapes = {{1500, 3000, 2.0 / 3.0}, {500, 1000, 1.0 / 3.0}};  // gate/up, down
-  const double e1 = 0.6 * 0.75 * 0.75 * 0.75, e2 = 0.6 * 0.75 * 0.5 * 0.5;
-  const double expected = (2.0 / 3.0) * 6e12 / (e1 * 1e15) + (1.0 / 3.0) * 6e12 / (e2 * 1e15) + 2 * 5e-6;
-  CHECK(sim::calibrated_time_s(t, 0, m, npu(), std::nullopt) == Approx(expected).epsilon(1e-12));
-  CHECK(m.grouped_gemm.at(300, 1500, 3000) == Approx(e1));
-  // No half points: the shapes change nothing (the model before them).
-  CHECK(sim::calibrated_time_s(t, 0, model(), npu(), std::nullopt) ==
-        Approx(6e12 / (0.45 * 1e15) + 2 * 5e-6).epsilon(1e-12));
-}
-
-TEST_CASE("calibration: attention by the channels per head of its core", "[calibration]") {
-  // e = 0.5 x d / (d + 64): 0.25 at 64 channels, 0.375 at 192.
-  topology::ComputeSpec m = model();
-  m.attention.half_dim = 64;
-  Task t = compute(TaskKind::kAttention, Dtype::kBf16, 1e12, 0, 4096, 0, 1);
-  t.head_dim = 64;
-  CHECK(sim::calibrated_time_s(t, 0, m, npu(), std::nullopt) == Approx(1e12 / (0.25 * 5e14) + 5e-6).epsilon(1e-12));
-  t.head_dim = 192;
-  CHECK(sim::calibrated_time_s(t, 0, m, npu(), std::nullopt) == Approx(1e12 / (0.375 * 5e14) + 5e-6).epsilon(1e-12));
-}
-
-TEST_CASE("calibration: the h800 preset predicts DeepGEMM's M=4096 GEMMs from three of them", "[calibration]") {
-  // deepseek-ai/DeepGEMM README at a6d97a1 (H800, FP8): N=7168 K=16384,
-  // N=7168 K=2048 and N=2112 K=7168 set max, half_k and half_n; the other
-  // rows are predictions (docs/platform.md, "Compute efficiency").
-  const topology::ComputeSpec h800 = topology::load_cluster_spec("h800").compute;
-  struct Row {
-    double n, k, tflops;
-    bool calibration;
-  };
-  const Row rows[] = {{2112, 7168, 1058, true},  {24576, 1536, 990, false}, {32768, 512, 590, false},
-                      {7168, 16384, 1358, true}, {4096, 7168, 1304, false}, {7168, 2048, 1025, true}};
-  for (const Row& r : rows) {
-    INFO("N=" << r.n << " K=" << r.k);
-    const double predicted = h800.dense_gemm.at(4096, r.n, r.k) * 1979;
-    CHECK(predicted == Approx(r.tflops).epsilon(r.calibration ? 0.002 : 0.08));
-  }
-  // Its grouped GEMMs: 4 x 8192 rows, N=4096 K=7168 sets grouped_gemm; 4 x 8192, N=7168 K=2048 predicted.
-  CHECK(h800.grouped_gemm.at(8192, 4096, 7168) * 1979 == Approx(1297).epsilon(0.002));
-  CHECK(h800.grouped_gemm.at(8192, 7168, 2048) * 1979 == Approx(1099).epsilon(0.02));
-  // FlashAttention-3's head dims 64 and 128 (476, 638 TFLOPS forward): their ratio, d / (d + 66).
-  CHECK(topology::KernelClassEfficiency::factor(64, h800.attention.half_dim) /
-            topology::KernelClassEfficiency::factor(128, h800.attention.half_dim) ==
-        Approx(476.0 / 638.0).epsilon(0.01));
-  // The level keeps the earlier 0.60 at MLA's 192 channels.
-  CHECK(h800.attention.max * topology::KernelClassEfficiency::factor(192, h800.attention.half_dim) ==
-        Approx(0.60).epsilon(0.002));
+TEST_CASE("stack presets: hopper-eager lands on its calibration rows of the H200 tables", "[calibration]") {
+  // ../shared/reference/h200: each named row the stack file calibrates on, priced
+  // on an H200 (989 / 1979 TFLOP/s, 4.8 TB/s).
+  const topology::StackSpec s = topology::load_stack("hopper-eager", nullptr, "H200 SXM", "test");
+  sim::NpuFacts h200;
+  h200.name = "h200";
+  h200.flops_bf16_per_s = 989e12;
+  h200.flops_fp8_per_s = 1979e12;
+  h200.flops_fp32_per_s = 989e12;
+  h200.hbm_bandwidth_Bps = 4.8e12;
+  auto time = [&](const Operator& op) { return sim::operator_time_s(op, s, h200, std::nullopt) - s.launch_s * op.kernels; };
+  CHECK(time(workloads::gemm(4096, 36864, 7168, Dtype::kBf16)) == Approx(2.993091e-03).epsilon(0.01));  // dsv3.dense_up.fwd
+  CHECK(time(workloads::gemm(4096, 7168, 256, Dtype::kBf16)) == Approx(4.400144e-05).epsilon(0.01));    // trend.k K=256
+  CHECK(time(workloads::gemm(4096, 4096, 7168, Dtype::kBf16, 8)) == Approx(2.815203e-03).epsilon(0.01));  // grouped up
+  CHECK(time(workloads::attention_core(4096, 32, 64, 64, 2048.5)) == Approx(1.808431e-04).epsilon(0.01));  // trend.d 64
+  CHECK(time(workloads::attention_core(1024, 32, 128, 128, 512.5)) == Approx(3.104490e-05).epsilon(0.01));  // trend.seq 1024
+  CHECK(time(workloads::memory_op(OpClass::kNorm, 67108864)) == Approx(2.479168e-05).epsilon(0.01));  // qwen3_235b
+  CHECK(time(workloads::memory_op(OpClass::kScatterAdd, 1056964608)) == Approx(2.430277e-03).epsilon(0.01));
+  // A stack measured on other NPUs is refused, not borrowed.
+  CHECK_THROWS_WITH(topology::load_stack("hopper-eager", nullptr, "Ascend 910B", "p.toml"),
+                    Catch::Contains("stack \"hopper-eager\" has no tables for NPU \"Ascend 910B\""));
 }

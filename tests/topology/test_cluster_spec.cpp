@@ -78,8 +78,9 @@ TEST_CASE("b200 preset: DGX B200 nodes of 8 on NVLink 5, a ConnectX-7 per GPU", 
   const ClusterSpec h = load_cluster_spec("h800");
   CHECK(b.node.link_efficiency == h.node.link_efficiency);
   CHECK(b.scaleout->nic_efficiency == h.scaleout->nic_efficiency);
-  CHECK(b.compute.dense_gemm.max == h.compute.dense_gemm.max);
-  CHECK(b.compute.grouped_gemm.half_n == h.compute.grouped_gemm.half_n);
+  // No Blackwell kernel table: its stack says so, with hopper-megatron's shares.
+  CHECK(b.stack.name == "blackwell-megatron");
+  CHECK(b.stack.gemm_bf16.max == load_cluster_spec("h100").stack.gemm_bf16.max);
   // The NVLink domain is one node: 8 GPUs at 900 GB/s x 0.6806, then the NICs.
   const TopologyGraph topo(b);
   CHECK(topo.route(0, 7).bottleneck_Bps == Approx(900e9 * 0.6806));
@@ -129,28 +130,36 @@ TEST_CASE("efficiencies scale every link built from a line rate", "[spec]") {
   CHECK(load_cluster_spec("a2").node.link_efficiency == 1);
 }
 
-TEST_CASE("[compute]: kernel efficiencies, default the plain roofline", "[spec]") {
+TEST_CASE("[stack]: a platform names its software stack; its keys set one by one; default the plain roofline",
+          "[spec]") {
   const ClusterSpec h = load_cluster_spec("h800");
-  CHECK(h.compute.dense_gemm.max == 0.816);
-  CHECK(h.compute.dense_gemm.half_rows == 140);
-  CHECK(h.compute.dense_gemm.half_n == 694);
-  CHECK(h.compute.dense_gemm.half_k == 797);
-  CHECK(h.compute.grouped_gemm.max == 0.866);
-  CHECK(h.compute.attention.max == 0.806);
-  CHECK(h.compute.attention.half_dim == 66);
-  CHECK(load_cluster_spec("a2").compute.dense_gemm.half_n == 0);  // no table of the 910B: no N dependence
-  CHECK(h.compute.elementwise == 0.90);
-  CHECK(h.compute.optimizer == 0.90);
-  CHECK(h.compute.launch_overhead_s == Approx(4e-6));
-  const ClusterSpec s = load_cluster_spec("h800", {"compute.grouped_gemm=0.5", "compute.launch_overhead=\"0us\""});
-  CHECK(s.compute.grouped_gemm.max == 0.5);
-  CHECK(s.compute.launch_overhead_s == 0);
-  const ComputeSpec plain;
-  CHECK(plain.dense_gemm.at(1) == 1);
-  CHECK(plain.elementwise == 1);
-  CHECK_THROWS_WITH(load_cluster_spec("h800", {"compute.dense_gemm=1.5"}),
-                    Catch::Contains("compute.dense_gemm: expected an efficiency in [0.001, 1], got 1.5"));
-  CHECK_THROWS_WITH(load_cluster_spec("h800", {"compute.gemm=0.5"}), Catch::Contains("compute.gemm: unknown key"));
+  CHECK(h.stack.name == "hopper-deepseek");
+  CHECK(h.stack.gemm_fp8.max == 0.816);
+  CHECK(h.stack.gemm_fp8.half_rows == 140);
+  CHECK(h.stack.gemm_fp8.half_n == 694);
+  CHECK(h.stack.gemm_fp8.half_k == 797);
+  CHECK(h.stack.grouped_fp8.max == 0.866);
+  CHECK(h.stack.attention.max == 0.806);
+  CHECK(h.stack.attention.half_dim == 66);
+  CHECK(h.stack.launch_s == Approx(4e-6));
+  CHECK(load_cluster_spec("h100").stack.name == "hopper-megatron");
+  CHECK(load_cluster_spec("a2").stack.gemm_bf16.half_n == 0);  // no table of the 910B: no N dependence
+  const ClusterSpec s = load_cluster_spec(
+      "h800", {"stack.name=hopper-eager", "stack.grouped_gemm.fp8.max=0.5", "stack.framework.launch=\"0us\""});
+  CHECK(s.stack.name == "hopper-eager");
+  CHECK(s.stack.grouped_fp8.max == 0.5);
+  CHECK(s.stack.launch_s == 0);
+  CHECK(s.stack.host_per_kernel_s == Approx(11.6e-6));
+  const StackSpec plain;
+  CHECK(plain.gemm_bf16.at(1, 1, 1) == 1);
+  CHECK(plain.memory[0] == 1);
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"stack.gemm.fp8.max=1.5"}),
+                    Catch::Contains("gemm.fp8.max: expected a share of the peak in [0.001, 1], got 1.5"));
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"stack.memory.gemmm=0.5"}), Catch::Contains("unknown key"));
+  CHECK_THROWS_WITH(load_cluster_spec("h800", {"compute.dense_gemm=0.5"}),
+                    Catch::Contains("compute: kernel efficiencies belong to a software stack now"));
+  CHECK_THROWS_WITH(load_cluster_spec("a2", {"stack.name=hopper-megatron"}),
+                    Catch::Contains("stack \"hopper-megatron\" has no tables for NPU \"Ascend 910B\""));
 }
 
 TEST_CASE("[kernels]: dispatch/combine mechanisms, default nothing beyond the bytes", "[spec]") {

@@ -100,7 +100,7 @@ TEST_CASE("a graph built from the placeholder and filled job by job is the graph
       CHECK(a.flops == b.flops);
       CHECK(a.hbm_bytes == b.hbm_bytes);
       CHECK(a.gemm_rows == b.gemm_rows);
-      CHECK(a.kernels == b.kernels);
+      CHECK(a.ops.size() == b.ops.size());
     }
     REQUIRE(filled.traffic.size() == whole.traffic.size());
     for (std::size_t i = 0; i < whole.traffic.size(); ++i) {

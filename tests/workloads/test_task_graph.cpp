@@ -136,7 +136,8 @@ TEST_CASE("dense costs: attention, FFN and backward = 2x forward", "[graph]") {
   const double core = t * (128 + 1) / 2.0 * 2 * 8 * (64 + 64);
   const Task& attn = find(g, TaskKind::kAttention, Phase::kForward, 0, 0);
   CHECK(attn.flops[0] == Approx(2 * t * params + core));
-  CHECK(find(g, TaskKind::kAttention, Phase::kBackward, 0, 0).flops[0] == Approx(2 * attn.flops[0]));
+  // Backward per operator: the projections' dgrad and wgrad (2x), the core's backward 2.5x.
+  CHECK(find(g, TaskKind::kAttention, Phase::kBackward, 0, 0).flops[0] == Approx(2 * 2 * t * params + 2.5 * core));
   const Task& ffn = find(g, TaskKind::kDenseFfn, Phase::kForward, 0, 0);
   CHECK(ffn.flops[0] == Approx(6 * t * 512 * 1024));
   const Task& shared = find(g, TaskKind::kSharedExpert, Phase::kForward, 1, 0);
@@ -260,30 +261,47 @@ TEST_CASE("sliding window: a windowed layer's core attends to at most W keys", "
   const double projections = 2.0 * 4096 * attention_params(w.model);
   const double core_full = attention_cost(w, 1).flops - projections, core_window = attention_cost(w, 0).flops - projections;
   CHECK(core_window / core_full == Approx(attention_context(w, 0) / attention_context(w, 1)));
-  CHECK(attention_cost(w, 0).head_dim == 64);
+  auto core = [](const Operators& ops) {
+    for (const Operator& o : ops)
+      if (o.op_class == OpClass::kAttention) return o;
+    return Operator{};
+  };
+  CHECK(core(attention_cost(w, 0).ops).head_dim == 64);
+  CHECK(core(attention_cost(w, 0).ops).context == Approx(attention_context(w, 0)));
   // The tasks carry it: layer 0's forward attention is the windowed one.
   const TaskGraph g = build_task_graph(w);
   CHECK(find(g, TaskKind::kAttention, Phase::kForward, 0, 0).flops[0] ==
         Approx(attention_cost(w, 0).flops / w.parallel.tp));
-  CHECK(find(g, TaskKind::kAttention, Phase::kForward, 1, 0).head_dim == 64);
+  CHECK(core(find(g, TaskKind::kAttention, Phase::kForward, 1, 0).ops).head_dim == 64);
 }
 
-TEST_CASE("GEMM shapes: a SwiGLU's gate/up and down GEMMs with their N, K and FLOP shares", "[graph]") {
+TEST_CASE("operators: a SwiGLU's grouped gate/up GEMM, activation and down GEMM; the head's GEMM and loss", "[graph]") {
   const WorkloadSpec w = load_workload("qwen3-235b-a22b", {"model.layers=2", "parallel.pp=1", "parallel.vpp=1",
                                                            "parallel.schedule=\"1f1b\"", "parallel.micro_batches=1"});
   const TaskGraph g = build_task_graph(w);
   const Task& expert = find(g, TaskKind::kExpertGemm, Phase::kForward, 0, 0);
-  REQUIRE(expert.gemm_shapes.size() == 2);
-  CHECK(expert.gemm_shapes[0].n == 2 * 1536);  // gate/up
-  CHECK(expert.gemm_shapes[0].k == 4096);
-  CHECK(expert.gemm_shapes[0].share == Approx(2.0 / 3));
-  CHECK(expert.gemm_shapes[1].n == 4096);  // down
-  CHECK(expert.gemm_shapes[1].k == 1536);
+  REQUIRE(expert.ops.size() == 3);
+  CHECK(expert.ops[0].op_class == OpClass::kGroupedGemm);
+  CHECK(expert.ops[0].n == 2 * 1536);  // gate/up
+  CHECK(expert.ops[0].k == 4096);
+  CHECK(expert.ops[1].op_class == OpClass::kActivation);
+  CHECK(expert.ops[1].fusable);  // Qwen3's plain SwiGLU
+  CHECK(expert.ops[2].n == 4096);  // down
+  CHECK(expert.ops[2].k == 1536);
+  CHECK(expert.ops[0].flops == Approx(2 * expert.ops[2].flops));
+  // Its backward: each GEMM's dgrad and wgrad, the activation's backward.
+  const Task& back = find(g, TaskKind::kExpertGemm, Phase::kBackward, 0, 0);
+  REQUIRE(back.ops.size() == 5);
+  CHECK(back.ops[0].op_class == OpClass::kActivation);
+  CHECK(back.ops[0].backward);
+  CHECK(total_flops(back.ops) == Approx(2 * total_flops(expert.ops)));
   // TP2 shards the output head's vocabulary (a dense task after the last layer): N = 151936 / 2.
   const Task& head = find(g, TaskKind::kDenseFfn, Phase::kForward, w.model.layers, 0);
-  REQUIRE(head.gemm_shapes.size() == 1);
-  CHECK(head.gemm_shapes[0].n == 151936 / 2);
-  CHECK(head.gemm_shapes[0].k == 4096);
+  REQUIRE(head.ops.size() == 3);
+  CHECK(head.ops[1].n == 151936 / 2);
+  CHECK(head.ops[1].k == 4096);
+  CHECK(head.ops[2].op_class == OpClass::kLoss);
+  CHECK(head.ops[2].bytes == Approx(4096.0 * 151936 / 2 * 6));  // BF16 logits read, FP32 upcast
 }
 
 TEST_CASE("MTP: a module's projection and MoE block before the head, the head passed twice", "[graph]") {

@@ -1,0 +1,154 @@
+// Reading a software stack and merging a platform's overrides over it.
+#include "topology/stack_spec.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "core/physical_ranges.hpp"
+#include "core/presets.hpp"
+#include "core/toml_reader.hpp"
+
+namespace epsim::topology {
+
+namespace {
+
+// A share of a peak or of a bandwidth inside the physical range of an
+// efficiency, default 1.
+double share_or_one(TableReader& t, std::string_view key, const char* what) {
+  const toml::node* n = t.node(key);
+  if (!n) return 1;
+  if (!n->is_number()) t.number(key, 0, 1);  // fails with the type found
+  const double v = n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
+  if (!physical_range_problem(Physical::kEfficiency, v).empty())
+    t.fail(key, fmt::format("expected {} in {}, got {:g}", what, describe_range(Physical::kEfficiency), v));
+  return v;
+}
+
+double seconds_or_zero(TableReader& t, std::string_view key) {
+  return t.has(key) ? t.quantity(key, Quantity::kTime) : 0.0;
+}
+
+GemmEfficiency read_gemm(TableReader t) {
+  GemmEfficiency e;
+  e.max = share_or_one(t, "max", "a share of the peak");
+  e.half_rows = t.number_or("half_rows", 0, 0, 1e9);
+  e.half_n = t.number_or("half_n", 0, 0, 1e9);
+  e.half_k = t.number_or("half_k", 0, 0, 1e9);
+  t.finish();
+  return e;
+}
+
+AttentionEfficiency read_attention(TableReader t) {
+  AttentionEfficiency e;
+  e.max = share_or_one(t, "max", "a share of the BF16 peak");
+  e.half_dim = t.number_or("half_dim", 0, 0, 1e6);
+  e.half_context = t.number_or("half_context", 0, 0, 1e9);
+  t.finish();
+  return e;
+}
+
+// A GEMM table by dtype: [gemm.bf16], [gemm.fp8] (FP8 defaults to BF16's shape factors at its own max).
+void read_gemm_dtypes(TableReader& root, const char* key, GemmEfficiency& bf16, GemmEfficiency& fp8) {
+  std::optional<TableReader> t = root.optional_table(key);
+  if (!t) return;
+  if (auto b = t->optional_table("bf16")) bf16 = read_gemm(*b);
+  fp8 = bf16;
+  if (auto f = t->optional_table("fp8")) fp8 = read_gemm(*f);
+  t->finish();
+}
+
+void read_memory(std::optional<TableReader> t, std::array<double, kMemoryClasses>& shares, int first) {
+  if (!t) return;
+  for (int c = first; c < kMemoryClasses; ++c)
+    shares[static_cast<std::size_t>(c)] =
+        share_or_one(*t, kMemoryClassNames[static_cast<std::size_t>(c)], "a share of the HBM bandwidth");
+  t->finish();
+}
+
+// Copies every key of `from` into `into` (tables merged key by key), but
+// `skip` at the top, recording where each copied value came from (toml++
+// keeps no source on a copy) so that errors still point at the platform
+// file's line or the --set that gave it.
+void merge(toml::table& into, const toml::table& from, std::string_view skip, NodeSources& sources) {
+  for (const auto& [key, node] : from) {
+    if (key.str() == skip) continue;
+    if (const toml::table* sub = node.as_table()) {
+      toml::node* existing = into.get(key.str());
+      if (existing && existing->is_table()) {
+        merge(*existing->as_table(), *sub, "", sources);
+        continue;
+      }
+    }
+    into.insert_or_assign(key.str(), node);
+    std::function<void(const toml::node&, const toml::node&)> record = [&](const toml::node& copy,
+                                                                          const toml::node& original) {
+      sources[&copy] = location_of(original);
+      if (copy.is_table())
+        for (const auto& [k, child] : *copy.as_table()) record(child, *original.as_table()->get(k.str()));
+    };
+    record(*into.get(key.str()), node);
+  }
+}
+
+}  // namespace
+
+StackSpec read_stack(const toml::table& root_table, const std::string& source, const NodeSources* sources) {
+  TableReader root(root_table, "stack", sources);  // its keys named as a platform's [stack] and --set stack.<key> set them
+  StackSpec s;
+  s.source = source;
+  const std::int64_t schema = root.integer("schema", 1);
+  if (schema != 1) root.fail("schema", fmt::format("unsupported schema version {} (this epsim reads 1)", schema));
+  s.name = root.string("name");
+  root.string_or("source", "");  // where its figures come from: documentation, not read
+  if (const toml::node* n = root.node("npus")) {
+    const toml::array* a = n->as_array();
+    if (!a) root.fail("npus", "expected an array of NPU model names (npu.model)");
+    for (const toml::node& e : *a) {
+      if (!e.is_string()) root.fail("npus", "expected an array of NPU model names (npu.model)");
+      s.npus.push_back(*e.value<std::string>());
+    }
+  }
+  read_gemm_dtypes(root, "gemm", s.gemm_bf16, s.gemm_fp8);
+  read_gemm_dtypes(root, "grouped_gemm", s.grouped_bf16, s.grouped_fp8);
+  if (auto t = root.optional_table("attention")) s.attention = read_attention(*t);
+  s.attention_backward = s.attention;
+  if (auto t = root.optional_table("attention_backward")) s.attention_backward = read_attention(*t);
+  if (auto t = root.optional_table("memory")) {
+    s.gemm_memory = share_or_one(*t, "gemm", "a share of the HBM bandwidth");
+    read_memory(t, s.memory, 0);
+  }
+  s.memory_backward = s.memory;
+  read_memory(root.optional_table("memory_backward"), s.memory_backward, 0);
+  if (auto t = root.optional_table("framework")) {
+    s.launch_s = seconds_or_zero(*t, "launch");
+    s.host_per_kernel_s = seconds_or_zero(*t, "host_per_kernel");
+    s.moe_host_sync_s = seconds_or_zero(*t, "moe_host_sync");
+    s.fused_swiglu = t->boolean_or("fused_swiglu", false);
+    s.fp8_cast_bytes = t->number_or("fp8_cast_bytes", 0, 0, 16);
+    t->finish();
+  }
+  root.finish();
+  return s;
+}
+
+StackSpec load_stack(const std::string& name, const toml::table* platform_stack, const std::string& npu_model,
+                     const std::string& platform_source) {
+  const std::string file = resolve_preset_file(PresetKind::kStack, name);
+  toml::table root = load_toml_file(file);
+  NodeSources sources;
+  if (platform_stack) merge(root, *platform_stack, "name", sources);
+  StackSpec s = read_stack(root, file, &sources);
+  if (!s.npus.empty() && !npu_model.empty() &&
+      std::find(s.npus.begin(), s.npus.end(), npu_model) == s.npus.end()) {
+    const toml::node* at = platform_stack ? platform_stack->get("name") : nullptr;
+    throw InputError(at ? location_of(*at) : SourceLocation{platform_source, 0, 0}, "stack.name",
+                     fmt::format("stack \"{}\" has no tables for NPU \"{}\" (it has tables for {}); choose a "
+                                 "stack measured on this NPU, or write one (docs/stacks.md)",
+                                 s.name, npu_model, fmt::join(s.npus, ", ")));
+  }
+  return s;
+}
+
+}  // namespace epsim::topology

@@ -1,0 +1,95 @@
+// A software stack: the kernel libraries and the framework a step runs
+// on a chip family, apart from the chip (docs/stacks.md). How close each
+// operator class comes to the chip's peaks is a property of the library
+// (cuBLAS, DeepGEMM, CANN, FlashAttention, eager PyTorch or fused
+// kernels), not of the hardware, so it lives here and a platform only
+// names its default stack (`[stack] name`). A stack lists the NPUs it has
+// measured tables for; running it on another is an error, never a borrowing.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "core/toml_reader.hpp"
+
+namespace epsim::topology {
+
+// A GEMM library's share of the dtype's peak by shape:
+//   max x M/(M + half_rows) x N/(N + half_n) x K/(K + half_k)
+// (a half point of 0: no dependence). Each factor is one mechanism: tensor
+// core occupancy on large shapes, waves of row tiles, column tiles, and
+// the K loop's prologue and epilogue.
+struct GemmEfficiency {
+  double max = 1;
+  double half_rows = 0;
+  double half_n = 0;
+  double half_k = 0;
+  static double factor(double x, double half) { return half > 0 && x > 0 ? x / (x + half) : 1.0; }
+  double at(double m, double n, double k) const {
+    return max * factor(m, half_rows) * factor(n, half_n) * factor(k, half_k);
+  }
+};
+
+// The attention core's share of the BF16 peak: max x d/(d + half_dim) x
+// c/(c + half_context), d the query/key channels per head, c the mean keys
+// a query attends to (short or windowed contexts run small tiles).
+struct AttentionEfficiency {
+  double max = 1;
+  double half_dim = 0;
+  double half_context = 0;
+  double at(double head_dim, double context) const {
+    return max * GemmEfficiency::factor(head_dim, half_dim) * GemmEfficiency::factor(context, half_context);
+  }
+};
+
+// The memory-bound operator classes a stack rates (workloads::OpClass's
+// memory-bound members, in its order from kElementwise).
+enum class MemoryClass { kElementwise, kNorm, kActivation, kGather, kScatterAdd, kRouter, kLoss, kOptimizer };
+inline constexpr int kMemoryClasses = 8;
+inline constexpr std::array<const char*, kMemoryClasses> kMemoryClassNames = {
+    "elementwise", "norm", "activation", "gather", "scatter_add", "router", "loss", "optimizer"};
+
+struct StackSpec {
+  std::string name;    // "" for the plain roofline (no stack: an XML platform, a test)
+  std::string source;  // the file it was read from
+  std::vector<std::string> npus;  // npu.model values it has tables for; empty: any
+  GemmEfficiency gemm_bf16, gemm_fp8, grouped_bf16, grouped_fp8;
+  AttentionEfficiency attention, attention_backward;
+  // Shares of the HBM bandwidth, forward and backward kernels per class;
+  // `gemm_memory` the GEMMs' own memory roofline (small M: weight reads).
+  std::array<double, kMemoryClasses> memory{1, 1, 1, 1, 1, 1, 1, 1};
+  std::array<double, kMemoryClasses> memory_backward{1, 1, 1, 1, 1, 1, 1, 1};
+  double gemm_memory = 1;
+  // Framework: the GPU-side gap each kernel adds, the host time to issue
+  // one (a task runs no faster than its kernels are issued), and the host
+  // round trip each MoE layer's forward makes before its dispatch (the
+  // token dispatcher reads the per-expert counts back).
+  double launch_s = 0;
+  double host_per_kernel_s = 0;
+  double moe_host_sync_s = 0;
+  // Whether the plain SwiGLU runs as one fused streaming kernel (priced at
+  // the elementwise rate) rather than as its eager kernels.
+  bool fused_swiglu = false;
+  // Bytes moved per element of an FP8 GEMM's activation operand to quantize
+  // it in separate kernels (Transformer Engine's per-tensor current
+  // scaling: an amax pass reads 2 B, the cast reads 2 B and writes 1 B: 5);
+  // 0 where quantization is fused into the kernel before (DeepSeek's).
+  double fp8_cast_bytes = 0;
+};
+
+// The stack `name` (a preset in stacks/ or a file), with `platform_stack`
+// (the platform's [stack] table, `name` excepted) merged over it key by
+// key, checked for `npu_model`. Throws InputError at file:line:col and key:
+// unknown keys, values outside their physical ranges, an NPU the stack has
+// no tables for.
+StackSpec load_stack(const std::string& name, const toml::table* platform_stack, const std::string& npu_model,
+                     const std::string& platform_source);
+
+// Reads a stack from a parsed TOML tree (the stack file's keys); `sources`
+// names the values merged in from elsewhere.
+StackSpec read_stack(const toml::table& root, const std::string& source, const NodeSources* sources = nullptr);
+
+}  // namespace epsim::topology
