@@ -27,27 +27,6 @@ std::vector<FileAssignment> optional_assignments(TableReader& parent, const char
   return {};
 }
 
-// A `platform` or `workload` key: a preset name, or a path (with a '/' or
-// ending in .toml or .xml) resolved against the measurement file's folder;
-// a file that cannot be read is told at the key.
-std::string input_file(TableReader& root, const char* key, PresetKind kind, const std::string& path) {
-  std::string value = root.string(key);
-  const auto ends_with = [&](const char* suffix) {
-    const std::string s(suffix);
-    return value.size() > s.size() && value.compare(value.size() - s.size(), s.size(), s) == 0;
-  };
-  if (value.find('/') != std::string::npos || ends_with(".toml") || ends_with(".xml")) {
-    const std::filesystem::path p(value);
-    if (p.is_relative()) value = (std::filesystem::path(path).parent_path() / p).string();
-  }
-  try {
-    check_regular_file(resolve_preset_file(kind, value));
-  } catch (const FileError& e) {
-    throw named_at(e, location_of(*root.node(key)), key);
-  }
-  return value;
-}
-
 // The request of the layout with `variant`'s workload keys on top.
 RunRequest request_of(const EndToEndFile& f, const std::vector<FileAssignment>& variant) {
   RunRequest request;
@@ -98,6 +77,27 @@ EndToEndRun run(const EndToEndFile& f, const std::string& name, const std::vecto
 
 }  // namespace
 
+// A `platform` or `workload` key: a preset name, or a path (with a '/' or
+// ending in .toml or .xml) resolved against the measurement file's folder;
+// a file that cannot be read is told at the key.
+std::string measurement_input_file(TableReader& root, const char* key, PresetKind kind, const std::string& path) {
+  std::string value = root.string(key);
+  const auto ends_with = [&](const char* suffix) {
+    const std::string s(suffix);
+    return value.size() > s.size() && value.compare(value.size() - s.size(), s.size(), s) == 0;
+  };
+  if (value.find('/') != std::string::npos || ends_with(".toml") || ends_with(".xml")) {
+    const std::filesystem::path p(value);
+    if (p.is_relative()) value = (std::filesystem::path(path).parent_path() / p).string();
+  }
+  try {
+    check_regular_file(resolve_preset_file(kind, value));
+  } catch (const FileError& e) {
+    throw named_at(e, location_of(*root.node(key)), key);
+  }
+  return value;
+}
+
 bool is_end_to_end_file(const std::string& path) { return measurement_kind(path) == "end_to_end"; }
 
 EndToEndFile load_end_to_end_file(const std::string& path) {
@@ -108,8 +108,8 @@ EndToEndFile load_end_to_end_file(const std::string& path) {
   root.integer("schema", kSchema, kSchema);
   root.choice("kind", {"end_to_end"});
   f.source = root.string("source");
-  f.platform = input_file(root, "platform", PresetKind::kPlatform, path);
-  f.workload = input_file(root, "workload", PresetKind::kWorkload, path);
+  f.platform = measurement_input_file(root, "platform", PresetKind::kPlatform, path);
+  f.workload = measurement_input_file(root, "workload", PresetKind::kWorkload, path);
   f.platform_set = optional_assignments(root, "platform_set", "platform.");
   f.workload_set = optional_assignments(root, "workload_set", "workload.");
   TableReader measured = root.table("measured");

@@ -6,6 +6,9 @@
 // compares.
 #pragma once
 
+#include "core/presets.hpp"
+#include "core/toml_reader.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +42,11 @@ struct EndToEndFile {
 // rather than a kernel table (no kind); false for anything that is not
 // TOML. Another kind is an InputError at the key naming the accepted ones.
 bool is_end_to_end_file(const std::string& path);
+
+// A measurement file's `platform` or `workload` key: a preset name, or a
+// path (with a '/' or ending in .toml or .xml) resolved against the file's
+// folder (`path`); a file that cannot be read is told at the key.
+std::string measurement_input_file(TableReader& root, const char* key, PresetKind kind, const std::string& path);
 
 // Reads and checks one. Unknown keys, a missing figure, an empty variant, a
 // platform or workload that is no readable file (a folder, a FIFO), a

@@ -25,7 +25,7 @@ inline constexpr int kMeasurementSchemaVersion = 1;
 // The kinds of measurement file, by their top-level `kind`; a kernel table
 // (this file's MeasurementFile) has none. A new kind is one more name here
 // and one more branch where `epsim validate` dispatches.
-inline const std::vector<std::string> kMeasurementKinds = {"end_to_end"};
+inline const std::vector<std::string> kMeasurementKinds = {"end_to_end", "compute"};
 
 // The `kind` of the file at `path`: "" for a kernel table (no kind key) or
 // for anything that is not TOML (its reader then tells why), else one of

@@ -5,7 +5,9 @@
 //                  [--nvlink-row EP] [--rdma-row EP] [-o table.txt] [--json] [--write-platform OUT]
 #include <iostream>
 
+#include "app/compute_validation.hpp"
 #include "app/end_to_end.hpp"
+#include "app/measurement_file.hpp"
 #include "app/kernel_validation.hpp"
 #include "core/error.hpp"
 #include "tools/command.hpp"
@@ -56,8 +58,26 @@ int run_end_to_end(const ValidateState& s) {
   return s.check && !v.passed() ? 1 : 0;
 }
 
+// A compute table: each row's operators priced alone by the platform's stack.
+int run_compute(const ValidateState& s) {
+  const app::KernelValidationRequest& k = s.kernels;
+  for (const auto& [flag, given] :
+       {std::pair{"--platform", !k.platform.empty()}, {"--set", !k.overrides.empty()}, {"--tokens", k.tokens_per_rank != 0},
+        {"--nvlink-row", k.nvlink_row != 0}, {"--rdma-row", k.rdma_row != 0}, {"--seed", s.seed_given},
+        {"--chunks", s.chunks_given}, {"--write-platform", !s.write_platform.empty()}, {"--json", s.json},
+        {"--check", s.check}})
+    if (given) throw option_error(flag, "not for compute tables; " + k.file + " is one (kind = \"compute\")");
+  const app::ComputeFile file = app::load_compute_file(k.file);
+  check_output("--output", s.output, {{"file", k.file}, {k.file + "'s platform", file.platform}});
+  const std::string text = app::format_compute_validation(app::validate_compute(file));
+  std::cout << text;
+  if (!s.output.empty()) write_output_file("--output", s.output, text);
+  return 0;
+}
+
 int run_validate(const ValidateState& s) {
   if (!s.kernels.file.empty() && app::is_end_to_end_file(s.kernels.file)) return run_end_to_end(s);
+  if (!s.kernels.file.empty() && app::measurement_kind(s.kernels.file) == "compute") return run_compute(s);
   if (s.check) throw option_error("--check", "only for end-to-end files (kind = \"end_to_end\")");
   const std::vector<NamedInput> inputs = {{"file", s.kernels.file}, {"--platform", s.kernels.platform}};
   check_output("--output", s.output, inputs);
