@@ -22,13 +22,9 @@ std::string format_plan_json(const std::vector<PlanResult>& results);
 // differs most. "" with fewer than two simulated layouts.
 std::string explain_best(const PlanResult& result);
 
-// How many of `result`'s layouts passed every check (simulated or not): the
-// points format_plan_sweep writes.
+// `result`'s layouts that passed every check (simulated or not), and how
+// many: the points of the sweep `plan --emit-sweep` writes (tools/plan_sweep_file.hpp).
+std::vector<const PlanCandidate*> plan_sweep_layouts(const PlanResult& result);
 std::size_t plan_sweep_points(const PlanResult& result);
-
-// A sweep spec (docs/sweep.md) over `result`'s layouts that passed every
-// check (simulated or not), best bound first: one point per layout, the
-// layout's keys as zipped axes. `overrides`: the plan's --set, kept as base.set.
-std::string format_plan_sweep(const PlanResult& result, const std::vector<std::string>& overrides);
 
 }  // namespace epsim::app

@@ -14,6 +14,7 @@
 
 #include "app/plan_report.hpp"
 #include "app/plan_search.hpp"
+#include "tools/plan_sweep_file.hpp"
 #include "core/error.hpp"
 #include "tools/command.hpp"
 #include "tools/option_checks.hpp"
@@ -76,7 +77,7 @@ int run(const PlanState& s) {
                                            "--emit-sweep to see why");
   std::cout << (s.json ? app::format_plan_json(results) : app::format_plan(results, s.top));
   if (sweep) {
-    sweep->stream() << app::format_plan_sweep(results.front(), s.overrides);
+    sweep->stream() << format_plan_sweep(results.front(), s.overrides);
     sweep->close();
     if (!s.quiet) std::cerr << "epsim plan: sweep spec written to " << s.emit_sweep << "\n";
   }
