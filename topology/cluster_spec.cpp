@@ -46,16 +46,9 @@ double read_share(TableReader& t, std::string_view key) {
   return v;
 }
 
-// A share of a line rate (or of a peak: `what`) inside the physical range of
-// an efficiency, default 1 (the rate itself).
-double read_efficiency(TableReader& t, std::string_view key, const char* what = "a share of the line rate") {
-  const toml::node* n = t.node(key);
-  if (!n) return 1;
-  if (!n->is_number()) t.number(key, 0, 1);  // fails with the type found
-  const double v = n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
-  if (!physical_range_problem(Physical::kEfficiency, v).empty())
-    t.fail(key, fmt::format("expected {} in {}, got {:g}", what, describe_range(Physical::kEfficiency), v));
-  return v;
+// A share of a line rate inside the physical range of an efficiency, default 1.
+double read_efficiency(TableReader& t, std::string_view key) {
+  return read_efficiency_share(t, key, "a share of the line rate");
 }
 
 // A kernel's copy rate: a bandwidth in the physical range, default 0 (unlimited).

@@ -12,11 +12,7 @@
 
 namespace epsim::topology {
 
-namespace {
-
-// A share of a peak or of a bandwidth inside the physical range of an
-// efficiency, default 1.
-double share_or_one(TableReader& t, std::string_view key, const char* what) {
+double read_efficiency_share(TableReader& t, std::string_view key, const char* what) {
   const toml::node* n = t.node(key);
   if (!n) return 1;
   if (!n->is_number()) t.number(key, 0, 1);  // fails with the type found
@@ -26,13 +22,15 @@ double share_or_one(TableReader& t, std::string_view key, const char* what) {
   return v;
 }
 
+namespace {
+
 double seconds_or_zero(TableReader& t, std::string_view key) {
   return t.has(key) ? t.quantity(key, Quantity::kTime) : 0.0;
 }
 
 GemmEfficiency read_gemm(TableReader t) {
   GemmEfficiency e;
-  e.max = share_or_one(t, "max", "a share of the peak");
+  e.max = read_efficiency_share(t, "max", "a share of the peak");
   e.half_rows = t.number_or("half_rows", 0, 0, 1e9);
   e.half_n = t.number_or("half_n", 0, 0, 1e9);
   e.half_k = t.number_or("half_k", 0, 0, 1e9);
@@ -42,7 +40,7 @@ GemmEfficiency read_gemm(TableReader t) {
 
 AttentionEfficiency read_attention(TableReader t) {
   AttentionEfficiency e;
-  e.max = share_or_one(t, "max", "a share of the BF16 peak");
+  e.max = read_efficiency_share(t, "max", "a share of the BF16 peak");
   e.half_dim = t.number_or("half_dim", 0, 0, 1e6);
   e.half_context = t.number_or("half_context", 0, 0, 1e9);
   t.finish();
@@ -63,7 +61,7 @@ void read_memory(std::optional<TableReader> t, std::array<double, kMemoryClasses
   if (!t) return;
   for (int c = first; c < kMemoryClasses; ++c)
     shares[static_cast<std::size_t>(c)] =
-        share_or_one(*t, kMemoryClassNames[static_cast<std::size_t>(c)], "a share of the HBM bandwidth");
+        read_efficiency_share(*t, kMemoryClassNames[static_cast<std::size_t>(c)], "a share of the HBM bandwidth");
   t->finish();
 }
 
@@ -116,7 +114,7 @@ StackSpec read_stack(const toml::table& root_table, const std::string& source, c
   s.attention_backward = s.attention;
   if (auto t = root.optional_table("attention_backward")) s.attention_backward = read_attention(*t);
   if (auto t = root.optional_table("memory")) {
-    s.gemm_memory = share_or_one(*t, "gemm", "a share of the HBM bandwidth");
+    s.gemm_memory = read_efficiency_share(*t, "gemm", "a share of the HBM bandwidth");
     read_memory(t, s.memory, 0);
   }
   s.memory_backward = s.memory;

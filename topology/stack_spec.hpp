@@ -88,6 +88,11 @@ struct StackSpec {
 StackSpec load_stack(const std::string& name, const toml::table* platform_stack, const std::string& npu_model,
                      const std::string& platform_source);
 
+// A share (`what`: "a share of the peak", of the HBM bandwidth, of a line
+// rate) inside the physical range of an efficiency, default 1 when absent;
+// InputError at the key otherwise.
+double read_efficiency_share(TableReader& t, std::string_view key, const char* what);
+
 // Reads a stack from a parsed TOML tree (the stack file's keys); `sources`
 // names the values merged in from elsewhere.
 StackSpec read_stack(const toml::table& root, const std::string& source, const NodeSources* sources = nullptr);
