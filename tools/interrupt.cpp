@@ -49,12 +49,18 @@ void install_interrupt_handlers() {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // Returns only once the thread is set up and about to wait: a fork()
+  // (child jobs, platform probes) while it still starts could copy a lock
+  // it holds (the allocator's, under ASan) into the child, which then hangs.
+  static std::atomic<bool> waiting{false};
   std::thread([set] {
+    waiting.store(true);
     for (;;) {
       int sig = 0;
       if (::sigwait(&set, &sig) == 0) on_interrupt(sig);
     }
   }).detach();
+  while (!waiting.load()) std::this_thread::yield();
 }
 
 int register_temp_file(const std::string& path) {
