@@ -52,8 +52,8 @@ Operator rope(double rows, double channels, bool backward) {
 
 }  // namespace
 
-ComputeCost::ComputeCost(Operators forward, Operators backward_ops, double rows_m)
-    : flops(total_flops(forward)), hbm_bytes(total_bytes(forward)), rows(rows_m), ops(std::move(forward)),
+ComputeCost::ComputeCost(Operators forward, Operators backward_ops)
+    : flops(total_flops(forward)), hbm_bytes(total_bytes(forward)), ops(std::move(forward)),
       backward(std::move(backward_ops)) {}
 
 ComputeCost& ComputeCost::operator+=(const ComputeCost& o) {
@@ -119,7 +119,7 @@ ComputeCost attention_cost(const WorkloadSpec& w, int layer) {
   f.push_back(attention_core(t, heads, qk_dim(a), v_dim(a), attention_context(w, layer)));
   f.push_back(gemm(t, h, heads * v_dim(a), d));  // output projection
   f.push_back(residual_add(t, h));
-  return ComputeCost(f, backward_of(f, b), t);
+  return ComputeCost(f, backward_of(f, b));
 }
 
 ComputeCost gate_cost(const WorkloadSpec& w) {
@@ -141,7 +141,7 @@ ComputeCost gate_cost(const WorkloadSpec& w) {
       memory_op(OpClass::kScatterAdd, (t * k * h + t * h) * 2.0 * kActivationBytes),
       memory_op(OpClass::kRouter, 2.0 * t * e * 4.0, 1, true),
       norm_backward(t, h)};
-  return ComputeCost(f, backward_of(f, b), t);
+  return ComputeCost(f, backward_of(f, b));
 }
 
 namespace {
@@ -164,7 +164,7 @@ ComputeCost swiglu_cost(double rows, std::int64_t hidden, std::int64_t ffn, Dtyp
   Operators fwd{gemm(rows, 2.0 * f, h, dtype, groups), activation_op(all_rows, f, activation, false),
                 gemm(rows, h, f, dtype, groups)};
   Operators b{activation_op(all_rows, f, activation, true)};
-  return ComputeCost(fwd, backward_of(fwd, b), rows);
+  return ComputeCost(fwd, backward_of(fwd, b));
 }
 
 namespace {
@@ -172,7 +172,7 @@ ComputeCost with_norm_and_residual(ComputeCost c, double t, double h) {
   c.ops.insert(c.ops.begin(), norm(t, h));
   c.ops.push_back(residual_add(t, h));
   c.backward.push_back(norm_backward(t, h));
-  return ComputeCost(c.ops, c.backward, c.rows);
+  return ComputeCost(c.ops, c.backward);
 }
 }  // namespace
 
@@ -187,7 +187,6 @@ ComputeCost shared_expert_cost(const WorkloadSpec& w) {
   ComputeCost c;
   for (int i = 0; i < w.model.shared_experts; ++i)
     c += swiglu_cost(tokens(w), w.model.hidden, w.model.shared_expert_ffn, w.precision.gemm, 0, w.model.activation);
-  c.rows = tokens(w);
   return c;
 }
 
@@ -209,7 +208,7 @@ ComputeCost selective_recompute_cost(const WorkloadSpec& w, int layer) {
                                                    t * m.shared_experts * static_cast<double>(m.shared_expert_ffn)
                                              : t * static_cast<double>(m.dense_ffn);
   f.push_back(activation_op(activations, 1.0, m.activation, false));
-  return ComputeCost(f, {}, t);
+  return ComputeCost(f, {});
 }
 
 ComputeCost output_head_cost(const WorkloadSpec& w) {
@@ -218,14 +217,14 @@ ComputeCost output_head_cost(const WorkloadSpec& w) {
   // and, in the backward, its gradient written back in BF16.
   Operators f{norm(t, h), gemm(t, v, h, Dtype::kBf16), memory_op(OpClass::kLoss, t * v * (2.0 + 4.0))};
   Operators b{memory_op(OpClass::kLoss, t * v * (4.0 + 2.0), 1, true), norm_backward(t, h)};
-  return ComputeCost(f, backward_of(f, b), t);
+  return ComputeCost(f, backward_of(f, b));
 }
 
 ComputeCost mtp_projection_cost(const WorkloadSpec& w) {
   const double t = tokens(w), h = static_cast<double>(w.model.hidden);
   Operators f{norm(t, h), norm(t, h), gemm(t, h, 2.0 * h, w.precision.gemm)};
   Operators b{norm_backward(t, h), norm_backward(t, h)};
-  return ComputeCost(f, backward_of(f, b), t);
+  return ComputeCost(f, backward_of(f, b));
 }
 
 ComputeCost mtp_expert_cost(const WorkloadSpec& w) {
@@ -280,7 +279,7 @@ double expert_params_per_rank(const WorkloadSpec& w, int moe_layers) {
 ComputeCost optimizer_cost(double params, Dtype gradient) {
   Operator adamw = memory_op(OpClass::kOptimizer, params * (dtype_bytes(gradient) + kAdamWStateBytesPerParam));
   adamw.flops = params * kAdamWFlopsPerParam;
-  return ComputeCost({adamw}, {}, 0);
+  return ComputeCost({adamw}, {});
 }
 
 }  // namespace epsim::workloads

@@ -12,17 +12,16 @@ namespace epsim::workloads {
 
 // One module's work on one rank: its forward operators and, per operator,
 // their backward (docs/operators.md); FLOPs and bytes are the forward's
-// sums. `rows`: the M of its GEMMs (an expert GEMM: mean rows per expert
-// with work).
+// sums. Each GEMM carries its own M (an expert GEMM: the mean rows of the
+// experts with work).
 struct ComputeCost {
   double flops = 0;
   double hbm_bytes = 0;
-  double rows = 0;
   Operators ops;
   Operators backward;
 
   ComputeCost() = default;
-  ComputeCost(Operators forward, Operators backward_ops, double rows_m);
+  ComputeCost(Operators forward, Operators backward_ops);
   ComputeCost& operator+=(const ComputeCost& o);  // two modules' work run as one task (rows kept)
 };
 

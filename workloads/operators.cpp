@@ -79,14 +79,6 @@ Operator attention_backward(const Operator& f) {
   return o;
 }
 
-Operators scaled(Operators ops, double f) {
-  for (Operator& o : ops) {
-    o.flops *= f;
-    o.bytes *= f;
-  }
-  return ops;
-}
-
 double total_flops(const Operators& ops) {
   double s = 0;
   for (const Operator& o : ops) s += o.flops;

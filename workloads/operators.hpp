@@ -72,8 +72,6 @@ Operators gemm_backward(const Operator& forward);
 // K, V, O and dO and writing dQ, dK, dV.
 Operator attention_backward(const Operator& forward);
 
-// Each operator's work times `f` (a TP shard's share), its shape kept.
-Operators scaled(Operators ops, double f);
 // Sums over a list.
 double total_flops(const Operators& ops);
 double total_bytes(const Operators& ops);

@@ -81,13 +81,11 @@ struct Task {
   std::vector<double> flops;
   std::vector<double> hbm_bytes;
   // The operators one running rank executes (docs/operators.md): what
-  // the stack prices. Rank r runs share() of them: flops[r] over their
-  // FLOPs (bytes when they have none), so an expert GEMM's ranks differ by
-  // their experts' rows and every other task runs alike on its stage's
-  // ranks. gemm_rows[r], when given, is rank r's mean rows per expert with
-  // work: the M of its grouped GEMMs.
+  // the stack prices, each at its own shape. Rank r runs share() of them:
+  // flops[r] over their FLOPs (bytes when they have none), so an expert
+  // GEMM's ranks differ by their experts' rows and every other task runs
+  // alike on its stage's ranks.
   Operators ops;
-  std::vector<double> gemm_rows;
   double share(int rank) const {
     const double f = total_flops(ops), b = total_bytes(ops);
     const auto i = static_cast<std::size_t>(rank);

@@ -28,7 +28,6 @@ void set_expert_loads(Task& t, const WorkloadSpec& w, const LayerRouting& lr, in
   const int first = t.stage < 0 ? 0 : t.stage * stage_ranks;
   t.flops.assign(static_cast<std::size_t>(ranks), 0.0);
   t.hbm_bytes.assign(static_cast<std::size_t>(ranks), 0.0);
-  t.gemm_rows.assign(static_cast<std::size_t>(ranks), 0.0);
   t.ops.clear();
   if (lr.expert_tokens.empty()) return;
   double busiest = -1;
@@ -39,7 +38,6 @@ void set_expert_loads(Task& t, const WorkloadSpec& w, const LayerRouting& lr, in
     const Operators& ops = backward ? c.backward : c.ops;
     t.flops[rank] = total_flops(ops);
     t.hbm_bytes[rank] = total_bytes(ops);
-    t.gemm_rows[rank] = c.rows;
     if (t.flops[rank] > busiest) {
       busiest = t.flops[rank];
       t.ops = ops;
@@ -359,7 +357,7 @@ class Builder {
   }
 
   // A module's backward pass: its backward operators, on the same rows.
-  static ComputeCost twice(const ComputeCost& c) { return ComputeCost(c.backward, {}, c.rows); }
+  static ComputeCost twice(const ComputeCost& c) { return ComputeCost(c.backward, {}); }
 
   TaskId add(Task t) {
     t.id = static_cast<TaskId>(g_.tasks.size());
@@ -388,13 +386,11 @@ class Builder {
     const bool all = stage < 0;
     t.flops.assign(n, all ? c.flops : 0.0);
     t.hbm_bytes.assign(n, all ? c.hbm_bytes : 0.0);
-    t.gemm_rows.assign(n, all ? c.rows : 0.0);
     t.ops = std::move(c.ops);
     for (int r = all ? 0 : stage * g_.stage_ranks; !all && r < (stage + 1) * g_.stage_ranks; ++r) {
       const auto i = static_cast<std::size_t>(r);
       t.flops[i] = c.flops;
       t.hbm_bytes[i] = c.hbm_bytes;
-      t.gemm_rows[i] = c.rows;
     }
     return add(std::move(t));
   }
@@ -456,8 +452,7 @@ class Builder {
   // The GEMMs keep their rows (M: the micro-batch's tokens) and kernels.
   ComputeCost sharded(const ComputeCost& c) const {
     if (w_.parallel.tp == 1) return c;
-    ComputeCost out(shard(c.ops), shard(c.backward), c.rows);
-    return out;
+    return ComputeCost(shard(c.ops), shard(c.backward));
   }
   Operators shard(Operators ops) const {
     const double tp = w_.parallel.tp;
@@ -515,7 +510,6 @@ class Builder {
     }
     ComputeCost attention = twice(sharded(attention_cost(full_, l)));
     if (w_.memory.recompute == Recompute::kSelective) attention += sharded(selective_recompute_cost(full_, l));
-    attention.rows = static_cast<double>(full_.parallel.tokens_per_micro_batch);
     const TaskId done = tp_all_reduce(
         Phase::kBackward, l, mb,
         compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16, attention, before_attention, s), s);
