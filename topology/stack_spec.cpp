@@ -8,6 +8,7 @@
 
 #include "core/physical_ranges.hpp"
 #include "core/presets.hpp"
+#include "core/toml_base.hpp"
 #include "core/toml_reader.hpp"
 
 namespace epsim::topology {
@@ -68,7 +69,8 @@ void read_memory(std::optional<TableReader> t, std::array<double, kMemoryClasses
 // Copies every key of `from` into `into` (tables merged key by key), but
 // `skip` at the top, recording where each copied value came from (toml++
 // keeps no source on a copy) so that errors still point at the platform
-// file's line or the --set that gave it.
+// file's line or the --set that gave it. (core/toml_base's overlay moves
+// nodes instead; the platform's tree is read-only here.)
 void merge(toml::table& into, const toml::table& from, std::string_view skip, NodeSources& sources) {
   for (const auto& [key, node] : from) {
     if (key.str() == skip) continue;
@@ -134,7 +136,7 @@ StackSpec read_stack(const toml::table& root_table, const std::string& source, c
 StackSpec load_stack(const std::string& name, const toml::table* platform_stack, const std::string& npu_model,
                      const std::string& platform_source) {
   const std::string file = resolve_preset_file(PresetKind::kStack, name);
-  toml::table root = load_toml_file(file);
+  toml::table root = load_toml_with_base(file, PresetKind::kStack);  // a stack may start from another (`base`)
   NodeSources sources;
   if (platform_stack) merge(root, *platform_stack, "name", sources);
   StackSpec s = read_stack(root, file, &sources);
