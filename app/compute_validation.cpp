@@ -104,6 +104,8 @@ ComputeValidation validate_compute(const ComputeFile& f) {
   } catch (const InputError& e) {
     rethrow_at_assignment(e, f.platform_set);
   }
+  // The NPU's figures as its platform XML carries them (npu_platform.cpp:
+  // FP32 at the BF16 peak), without opening a SimGrid engine for one NPU.
   sim::NpuFacts npu;
   npu.name = spec.npu.model;
   npu.flops_bf16_per_s = spec.npu.flops_bf16;
