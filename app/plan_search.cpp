@@ -30,7 +30,7 @@ struct PlanPlatform {
 PlanPlatform check_plan_platform(const PlanRequest& r, const workloads::PrecisionSpec& precision) {
   const SplitOverrides split = split_set_options(r.base.overrides);
   PlanPlatform out;
-  out.shape = sim::check_platform(sim::PlatformRequest{r.base.platform, split.platform});
+  out.shape = sim::check_platform(sim::PlatformRequest{r.base.platform, split.platform, r.base.stack});
   if (!out.shape.cluster)
     throw option_error("--platform", r.base.platform + ": a SimGrid XML platform names no HBM to fit layouts in; "
                                                        "give a cluster TOML or preset");

@@ -8,17 +8,17 @@
 namespace epsim::app {
 
 topology::TopologyReport platform_report(const PlatformJob& job) {
-  const topology::ClusterSpec spec = topology::load_cluster_spec(job.platform, job.overrides);
+  const topology::ClusterSpec spec = topology::load_cluster_spec(job.platform, job.overrides, job.stack);
   return topology::make_report(topology::TopologyGraph(spec));
 }
 
 PlatformXml platform_xml(const PlatformJob& job) {
-  const topology::ClusterSpec spec = topology::load_cluster_spec(job.platform, job.overrides);
+  const topology::ClusterSpec spec = topology::load_cluster_spec(job.platform, job.overrides, job.stack);
   return {spec.name, topology::make_platform_plan(topology::TopologyGraph(spec))};
 }
 
 sim::PlatformShape check_platform(const PlatformJob& job) {
-  return sim::check_platform(sim::PlatformRequest{job.platform, job.overrides});
+  return sim::check_platform(sim::PlatformRequest{job.platform, job.overrides, job.stack});
 }
 
 std::vector<std::string> platform_presets() { return topology::preset_names(); }

@@ -16,6 +16,7 @@ namespace epsim::app {
 struct PlatformJob {
   std::string platform;                // cluster TOML or preset name (check: a SimGrid XML too)
   std::vector<std::string> overrides;  // the user's --set key=value
+  std::string stack = {};              // --stack: the software stack in place of the platform's; "": its own
 };
 
 // NPUs, links, routes per class of NPU pairs, bisection, diameter.

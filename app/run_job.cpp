@@ -97,7 +97,7 @@ CheckedJob checked_job(const RunRequest& r, workloads::WorkloadSpec workload, co
   check_fidelity(options, w);
   job.plan = plan_step(w, r.exact);
   // check_platform runs an XML's checks in a child process.
-  job.platform = platform ? *platform : sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform});
+  job.platform = platform ? *platform : sim::check_platform(sim::PlatformRequest{r.platform, overrides.platform, r.stack});
   sim::check_ranks_fit(job.platform, w.parallel.world(), w.parallel.ranks_per_node);
   const workloads::WorkloadSpec largest = largest_replay(job.plan);
   workloads::check_traffic_memory(largest);

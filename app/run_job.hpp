@@ -21,6 +21,7 @@ struct RunRequest {
   std::string platform;                // cluster TOML, preset name or SimGrid XML
   std::string workload;                // workload TOML or preset name
   std::vector<std::string> overrides;  // the user's --set: workload keys (model., parallel., ...) or platform keys
+  std::string stack;                   // --stack: the software stack in place of the platform's; empty: its own
   workloads::WorkloadEdits edits;      // typed edits after the --set (a plan's layout); ep, seed and
                                        // allow_oversubscribed_memory are set after these
   std::optional<int> ep;               // unset: the workload's own

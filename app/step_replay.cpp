@@ -115,6 +115,7 @@ Replayed replay_step(const workloads::WorkloadSpec& w, const StepPlan& plan, con
   report.throughput = {};
   report.scenario.platform_name = b.simulation.report.scenario.platform_name;
   report.scenario.npu_model = b.simulation.report.scenario.npu_model;
+  report.scenario.stack = b.simulation.report.scenario.stack;
   sim::add_throughput(report, platform, b.simulation.placement, b.simulation.options.compute_fallback);
   b.simulation.report = std::move(report);
   return finish(std::move(b));

@@ -112,6 +112,7 @@ Simulation simulate_on(OpenPlatform& open, const workloads::TaskGraph& graph, co
   if (open.shape.cluster) {
     out.report.scenario.platform_name = open.shape.cluster->name;
     out.report.scenario.npu_model = topology::npu_description(open.shape.cluster->npu);
+    out.report.scenario.stack = open.shape.cluster->stack.name;
   }
   out.report.fallbacks = std::move(fallbacks);
   if (memory) {

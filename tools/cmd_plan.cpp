@@ -28,6 +28,7 @@ struct PlanState {
   std::vector<std::string> platforms;
   std::string workload;
   std::vector<std::string> overrides;
+  std::string stack;
   std::optional<int> npus;
   std::optional<long long> global_batch;
   std::vector<std::string> micro_batch_sizes;
@@ -62,6 +63,7 @@ int run(const PlanState& s) {
     request.base.platform = platform;
     request.base.workload = s.workload;
     request.base.overrides = s.overrides;
+    request.base.stack = s.stack;
     request.npus = s.npus;
     if (s.global_batch) request.global_batch = *s.global_batch;
     if (!micro_batch.empty()) request.micro_batch = micro_batch;
@@ -77,7 +79,10 @@ int run(const PlanState& s) {
                                            "--emit-sweep to see why");
   std::cout << (s.json ? app::format_plan_json(results) : app::format_plan(results, s.top));
   if (sweep) {
-    sweep->stream() << format_plan_sweep(results.front(), s.overrides);
+    // A sweep spec has no --stack: the stack is the platform key it replaces.
+    std::vector<std::string> overrides = s.overrides;
+    if (!s.stack.empty()) overrides.push_back("stack.name=" + s.stack);
+    sweep->stream() << format_plan_sweep(results.front(), overrides);
     sweep->close();
     if (!s.quiet) std::cerr << "epsim plan: sweep spec written to " << s.emit_sweep << "\n";
   }
@@ -97,6 +102,10 @@ Command add_plan_command(CLI::App& epsim) {
       ->required();
   cmd->add_option("--set", state->overrides,
                   "override one key of every layout (repeatable), as run's --set: node.count=4, routing.seed=2");
+  cmd->add_option("--stack", state->stack,
+                  "software stack for every platform in place of its own: a preset in stacks/ or a stack TOML "
+                  "(docs/stacks.md)")
+      ->check(file_name());
   cmd->add_option_function<int>("--npus", [s = state.get()](const int& v) { s->npus = v; },
                                 "NPUs the layouts fill (default: every NPU of the platform)")
       ->check(integer_in(1, 1 << 17));

@@ -25,6 +25,7 @@ namespace {
 struct PlatformState {
   std::string platform;
   std::vector<std::string> overrides;
+  std::string stack;
   std::string output;
   bool json = false;
   CLI::App* show = nullptr;
@@ -33,6 +34,12 @@ struct PlatformState {
   CLI::App* list = nullptr;
 };
 
+void add_stack_option(CLI::App* app, PlatformState& s) {
+  app->add_option("--stack", s.stack, "software stack in place of the platform's own: a preset in stacks/ or a stack "
+                                      "TOML (docs/stacks.md)")
+      ->check(file_name());
+}
+
 void add_platform_argument(CLI::App* app, PlatformState& s) {
   app->add_option("platform", s.platform, "a platform TOML file, or a preset name from platforms/")
       ->required();
@@ -40,7 +47,7 @@ void add_platform_argument(CLI::App* app, PlatformState& s) {
 }
 
 int run_show(const PlatformState& s) {
-  const topology::TopologyReport report = app::platform_report({s.platform, s.overrides});
+  const topology::TopologyReport report = app::platform_report({s.platform, s.overrides, s.stack});
   if (s.json) std::cout << dump_checked(topology::report_json(report), "platform report");
   else std::cout << topology::format_report(report);
   return 0;
@@ -52,7 +59,7 @@ int run_xml(const PlatformState& s) {
     check_output_path("--output", s.output);
     refuse_input_as_output("--output", s.output, {{"platform", s.platform}});
   }
-  const app::PlatformXml xml = app::platform_xml({s.platform, s.overrides});
+  const app::PlatformXml xml = app::platform_xml({s.platform, s.overrides, s.stack});
   const topology::PlatformPlan& plan = xml.plan;
   if (to_stdout) {
     topology::write_platform_xml(plan, xml.name, std::cout);
@@ -67,7 +74,7 @@ int run_xml(const PlatformState& s) {
 }
 
 int run_check(const PlatformState& s) {
-  const sim::PlatformShape p = app::check_platform({s.platform, s.overrides});
+  const sim::PlatformShape p = app::check_platform({s.platform, s.overrides, s.stack});
   std::cout << fmt::format("{}: {} NPU hosts ({} nodes x {} NPUs), node0.npu0 .. node{}.npu{}, follows the platform "
                            "contract\n",
                            p.source, p.nodes * p.npus_per_node, p.nodes, p.npus_per_node, p.nodes - 1,
@@ -86,6 +93,7 @@ Command add_platform_command(CLI::App& epsim) {
   state->show =
       app->add_subcommand("show", "NPUs, links, routes per class of NPU pairs, bisection, diameter");
   add_platform_argument(state->show, *state);
+  add_stack_option(state->show, *state);
   state->show->add_flag("--json", state->json, "print JSON (SI units) instead of text");
 
   state->xml = app->add_subcommand("xml", "write the SimGrid platform XML the simulator builds");
@@ -97,6 +105,7 @@ Command add_platform_command(CLI::App& epsim) {
   state->check->add_option("platform", state->platform, "a preset name, a platform TOML file or a SimGrid XML file")
       ->required();
   state->check->add_option("--set", state->overrides, "override one key of a TOML platform (repeatable)");
+  add_stack_option(state->check, *state);
 
   state->list = app->add_subcommand("list", "list the presets in platforms/");
 

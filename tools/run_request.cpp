@@ -24,6 +24,10 @@ void add_run_options(CLI::App& cmd, RunOptions& r) {
   cmd.add_option("--set", r.overrides,
                  "override one key (repeatable): model./parallel./precision./routing./memory. keys go to the workload, "
                  "others to the platform; prefix workload. or platform. to choose");
+  cmd.add_option("--stack", r.stack,
+                 "software stack (kernel libraries, framework costs) in place of the platform's own: a preset in "
+                 "stacks/ or a stack TOML (docs/stacks.md)")
+      ->check(file_name());
   add_ep_seed_options(cmd, r.ep, r.seed);
   cmd.add_option("--schedule", r.schedule, "serial (no overlap) or overlap (two micro-batches)")
       ->check(one_of(app::name_list(app::kScheduleNames)))
@@ -60,6 +64,7 @@ app::RunRequest to_request(const RunOptions& o) {
   r.platform = o.platform;
   r.workload = o.workload;
   r.overrides = o.overrides;
+  r.stack = o.stack;
   r.ep = o.ep;
   r.seed = o.seed;
   r.schedule = app::parse_named(app::kScheduleNames, o.schedule, "--schedule");

@@ -17,6 +17,7 @@ struct RunOptions {
   std::string platform;
   std::string workload;
   std::vector<std::string> overrides;  // --set key=value
+  std::string stack;                   // --stack NAME; empty: the platform's own
   std::optional<int> ep;
   std::optional<long long> seed;
   std::string schedule = "overlap";

@@ -201,7 +201,31 @@ SupernodeSpec read_supernode(TableReader t) {
 
 }  // namespace
 
-ClusterSpec read_cluster_spec(const toml::table& root_table, const std::string& source) {
+namespace {
+
+// The stack `[stack] name` or the command line's `--stack` names, with the
+// platform's other [stack] keys over it; a name that is no stack, or one
+// without tables for the NPU, is told where it was given.
+StackSpec read_platform_stack(TableReader* table, const std::string& option_stack, const std::string& npu_model,
+                              const std::string& source) {
+  const std::string file_name = table && table->has("name") ? table->string("name") : "";
+  const bool from_option = !option_stack.empty();
+  const std::string name = from_option ? option_stack : file_name;
+  try {
+    return load_stack(name, table ? &table->raw() : nullptr, npu_model, source);
+  } catch (const FileError& e) {
+    if (e.path() != name) throw;  // an error inside the stack's file, told there
+    if (from_option) throw option_error("--stack", e.path() + ": " + e.problem());
+    throw named_at(e, table->location("name"), "stack.name");
+  } catch (const InputError& e) {
+    if (!from_option || e.key() != "stack.name") throw;
+    throw option_error("--stack", e.problem());
+  }
+}
+
+}  // namespace
+
+ClusterSpec read_cluster_spec(const toml::table& root_table, const std::string& source, const std::string& stack) {
   TableReader root(root_table, "");
   std::int64_t schema = root.integer("schema", 1);
   if (schema != kClusterSchemaVersion) {
@@ -222,14 +246,10 @@ ClusterSpec read_cluster_spec(const toml::table& root_table, const std::string& 
   if (root.has("compute"))
     root.fail("compute", "kernel efficiencies belong to a software stack now (docs/stacks.md): name one with "
                          "[stack] name = \"...\" and set its keys as stack.<key>");
-  if (auto t = root.optional_table("stack")) {
-    const std::string name = t->string("name");
-    try {
-      spec.stack = load_stack(name, &t->raw(), spec.npu.model, source);
-    } catch (const FileError& e) {
-      if (e.path() != name) throw;  // an error inside the stack's file, told there
-      throw named_at(e, t->location("name"), "stack.name");
-    }
+  {
+    auto t = root.optional_table("stack");
+    if (t && stack.empty() && !t->has("name")) t->string("name");  // required: says so at the table
+    if (t || !stack.empty()) spec.stack = read_platform_stack(t ? &*t : nullptr, stack, spec.npu.model, source);
   }
   if (auto t = root.optional_table("kernels")) spec.kernels = read_kernels(*t);
   root.finish();
@@ -248,11 +268,12 @@ std::string npu_description(const NpuSpec& npu) {
   return fmt::format("{}{}a rank per die ({} per package)", npu.model, npu.model.empty() ? "" : ", ", npu.dies);
 }
 
-ClusterSpec load_cluster_spec(const std::string& file_or_preset, const std::vector<std::string>& overrides) {
+ClusterSpec load_cluster_spec(const std::string& file_or_preset, const std::vector<std::string>& overrides,
+                              const std::string& stack) {
   std::string file = resolve_platform_file(file_or_preset);
   toml::table root = load_toml_file(file);
   apply_overrides(root, overrides);
-  return read_cluster_spec(root, file);
+  return read_cluster_spec(root, file, stack);
 }
 
 }  // namespace epsim::topology

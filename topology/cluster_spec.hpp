@@ -160,10 +160,14 @@ inline constexpr int kClusterSchemaVersion = 1;
 // the offending key: wrong types, bad units, unknown keys (with a "did you
 // mean"), missing fields, non-positive bandwidths, a disconnected cluster
 // (several nodes and neither [scaleout] nor [supernode]).
-ClusterSpec read_cluster_spec(const toml::table& root, const std::string& source);
+// `stack`, when not empty, is the software stack the command line chose
+// (`--stack`) in place of the file's `[stack] name`; the file's other
+// [stack] keys still apply over it, and errors about the choice name the
+// option.
+ClusterSpec read_cluster_spec(const toml::table& root, const std::string& source, const std::string& stack = "");
 
 // Loads a file or preset (see presets.hpp), applies `--set` overrides, reads it.
-ClusterSpec load_cluster_spec(const std::string& file_or_preset,
-                              const std::vector<std::string>& overrides = {});
+ClusterSpec load_cluster_spec(const std::string& file_or_preset, const std::vector<std::string>& overrides = {},
+                              const std::string& stack = "");
 
 }  // namespace epsim::topology

@@ -35,6 +35,8 @@ TopologyReport make_report(const TopologyGraph& topo) {
     r.link_rates.push_back({"supernode port, low-latency kernel", spec.supernode->port_bandwidth_Bps,
                             spec.supernode->low_latency_efficiency});
   r.kernels = spec.kernels;
+  r.stack = spec.stack.name;
+  r.stack_source = spec.stack.source;
   r.classes = pair_classes(topo);
   r.connected = is_connected(topo);
   r.bisection_Bps = bisection_bandwidth_Bps(topo);
@@ -88,6 +90,9 @@ std::string format_report(const TopologyReport& r) {
     out += fmt::format("  {} {:.1f} GB/s line rate x {:.4g} efficiency = {:.1f} GB/s each direction\n", l.link_class,
                        l.line_rate_Bps / 1e9, l.efficiency, l.effective_Bps() / 1e9);
   out += format_kernels(r.kernels);
+  if (!r.stack.empty())
+    out += fmt::format("  software stack {} ({}): kernel libraries and framework costs, docs/stacks.md\n", r.stack,
+                       r.stack_source);
   out += fmt::format("  bisection bandwidth {:.1f} GB/s, diameter {} hops\n", r.bisection_Bps / 1e9,
                      r.diameter_hops);
   out += "  pair class      sample                      bottleneck      latency  hops  route\n";
@@ -137,6 +142,7 @@ nlohmann::json report_json(const TopologyReport& r) {
           {"nodes", r.nodes},
           {"switches", r.switches},
           {"links", r.links},
+          {"stack", {{"name", r.stack}, {"source", r.stack_source}}},
           {"link_rates", rates},
           {"kernels",
            {{"launch_s", r.kernels.launch_s},

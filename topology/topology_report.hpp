@@ -32,6 +32,7 @@ struct TopologyReport {
   int links = 0;  // SimGrid links (a split-duplex cable counts once)
   std::vector<LinkRate> link_rates;  // each direction; the links are built at the effective rate
   KernelSpec kernels;                // the dispatch/combine kernels' [kernels] (printed when not the defaults)
+  std::string stack, stack_source;   // the software stack pricing its kernels (docs/stacks.md); "": none
   std::vector<PairClass> classes;
   double bisection_Bps = 0;
   int diameter_hops = 0;

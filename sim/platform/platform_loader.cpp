@@ -111,7 +111,10 @@ bool is_platform_xml(const std::string& platform) {
 
 PlatformShape check_platform(const PlatformRequest& request) {
   if (!is_platform_xml(request.platform))
-    return cluster_shape(topology::load_cluster_spec(request.platform, request.overrides));
+    return cluster_shape(topology::load_cluster_spec(request.platform, request.overrides, request.stack));
+  if (!request.stack.empty())
+    throw option_error("--stack", "a SimGrid XML platform runs no software stack (its hosts carry their own rates); "
+                                  "give a cluster TOML or preset");
   if (!request.overrides.empty())
     throw InputError({request.platform, 0, 0}, "",
                      "a SimGrid XML platform takes no overrides, got \"" + request.overrides.front() + "\"");

@@ -25,6 +25,7 @@ namespace epsim::sim {
 struct PlatformRequest {
   std::string platform;                // preset name, cluster TOML, or SimGrid XML (a name ending in .xml)
   std::vector<std::string> overrides;  // --set key=value for a cluster; a SimGrid XML takes none
+  std::string stack = {};              // --stack: the software stack in place of the cluster's own; empty: its own
 };
 
 // True when `platform` names a SimGrid XML file (ends in ".xml").

@@ -169,6 +169,7 @@ std::string platform_text(const Report& r) {
   std::string extra = s.platform_name;
   if (!s.npu_model.empty()) extra += (extra.empty() ? "" : ", ") + s.npu_model;
   extra += (extra.empty() ? "" : ", ") + fmt::format("{} node{}", r.platform_nodes, r.platform_nodes == 1 ? "" : "s");
+  if (!s.stack.empty()) extra += ", stack " + s.stack;
   return fmt::format("{} ({})", s.platform.empty() ? std::string("?") : s.platform, extra);
 }
 
@@ -232,6 +233,7 @@ nlohmann::ordered_json report_json(const Report& r) {
   j["scenario"] = {{"platform", sc.platform},
                    {"platform_name", sc.platform_name},
                    {"npu_model", sc.npu_model},
+                   {"stack", sc.stack},
                    {"platform_nodes", r.platform_nodes},
                    {"workload", sc.workload},
                    {"model", sc.model},

@@ -42,6 +42,8 @@ struct Scenario {
   workloads::Dtype mfu_dtype = workloads::Dtype::kBf16;
   // The routing and where its hottest experts sit (absent: not known).
   std::optional<workloads::RoutingPlacement> routing = std::nullopt;
+  // The software stack that priced the kernels (docs/stacks.md); "" when none (XML).
+  std::string stack = {};
 };
 
 // The project version (CMake project VERSION), e.g. "0.1.0".
