@@ -129,6 +129,12 @@ StackSpec read_stack(const toml::table& root_table, const std::string& source, c
     s.fp8_cast_bytes = t->number_or("fp8_cast_bytes", 0, 0, 16);
     t->finish();
   }
+  if (auto t = root.optional_table("dispatch")) {
+    const std::vector<std::string> names(kDispatchKernelNames.begin(), kDispatchKernelNames.end());
+    const std::string kernel = t->choice("kernel", names);
+    s.dispatch = static_cast<DispatchKernel>(std::find(names.begin(), names.end(), kernel) - names.begin());
+    t->finish();
+  }
   root.finish();
   return s;
 }

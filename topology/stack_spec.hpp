@@ -14,6 +14,7 @@
 #include <toml++/toml.h>
 
 #include "core/toml_reader.hpp"
+#include "topology/dispatch_kernel.hpp"
 
 namespace epsim::topology {
 
@@ -78,6 +79,7 @@ struct StackSpec {
   // scaling: an amax pass reads 2 B, the cast reads 2 B and writes 1 B: 5);
   // 0 where quantization is fused into the kernel before (DeepSeek's).
   double fp8_cast_bytes = 0;
+  DispatchKernel dispatch = DispatchKernel::kDeepEpNormal;  // [dispatch] kernel
 };
 
 // The stack `name` (a preset in stacks/ or a file), with `platform_stack`

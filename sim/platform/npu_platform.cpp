@@ -123,6 +123,13 @@ KernelCosts kernel_properties(const Context& ctx, const s4u::Host* host, const s
       ctx.fail(subject, fmt::format("property kernel_messages must be \"rank\" or \"selection\", got \"{}\"", m));
     k.per_selection = std::string(m) == "selection";
   }
+  if (const char* d = host->get_property("dispatch_kernel")) {
+    const auto& names = topology::kDispatchKernelNames;
+    const auto it = std::find_if(names.begin(), names.end(), [d](const char* n) { return std::string(n) == d; });
+    if (it == names.end())
+      ctx.fail(subject, fmt::format("property dispatch_kernel must be one of {}, got \"{}\"", fmt::join(names, ", "), d));
+    k.dispatch = static_cast<topology::DispatchKernel>(it - names.begin());
+  }
   const double package = number_property(ctx, host, "kernel_package_npus", std::nullopt, 1);
   if (!(package >= 1 && package <= 64 && package == std::floor(package)))
     ctx.fail(subject, fmt::format("property kernel_package_npus must be an integer in [1, 64], got {:g}", package));

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "topology/dispatch_kernel.hpp"
+
 namespace epsim::sim {
 
 // What a dispatch/combine kernel costs beyond its bytes on the links (the
@@ -24,6 +26,9 @@ struct KernelCosts {
   double dispatch_copy_Bps = 0;
   double combine_copy_Bps = 0;
   bool per_selection = false;  // the direct exchange sends one message per (token, selected expert)
+  // The stack's dispatch/combine kernels (property dispatch_kernel): they
+  // choose the exchange when --algorithm does not.
+  topology::DispatchKernel dispatch = topology::DispatchKernel::kDeepEpNormal;
   int package_npus = 1;        // consecutive NPUs per package: copies between them are not rate-limited
   // Low-latency kernels: a control path beside the copies, launch + peers x cost.
   double low_latency_launch_s = 0;

@@ -127,7 +127,8 @@ CollectivePlan with_kernel_costs(CollectivePlan plan, const Task& task, const Al
 bool sends_selections(const Task& task, const AlltoallvOptions& options) {
   if (options.algorithm == AlltoallAlgorithm::kLowLatency) return true;
   const bool ep = task.kind == workloads::TaskKind::kDispatch || task.kind == workloads::TaskKind::kCombine;
-  return ep && options.algorithm == AlltoallAlgorithm::kDirect && options.kernels.per_selection;
+  const bool collective = options.kernels.dispatch == topology::DispatchKernel::kAlltoall;
+  return ep && options.algorithm == AlltoallAlgorithm::kDirect && (options.kernels.per_selection || collective);
 }
 
 }  // namespace

@@ -71,7 +71,15 @@ ReplayOptions resolve(const ReplayOptions& options, const PlatformFacts& platfor
   // A folded graph's defaults are its whole job's: the kept ranks stand for all.
   const int ranks = placement.ranks_and_phantoms();
   ReplayOptions out = options;
-  if (!out.algorithm) out.algorithm = default_algorithm(platform, placement);
+  const bool known = ranks > 0 && static_cast<std::size_t>(placement.npu_of_rank[0]) < platform.npus.size();
+  if (!out.kernels) out.kernels = known ? platform.npus[placement.npu_of_rank[0]].kernels : KernelCosts{};
+  if (!out.algorithm) {  // the stack's kernels decide, then the fabric
+    switch (out.kernels->dispatch) {
+      case topology::DispatchKernel::kAlltoall: out.algorithm = AlltoallAlgorithm::kDirect; break;
+      case topology::DispatchKernel::kDeepEpLowLatency: out.algorithm = AlltoallAlgorithm::kLowLatency; break;
+      case topology::DispatchKernel::kDeepEpNormal: out.algorithm = default_algorithm(platform, placement); break;
+    }
+  }
   if (out.all_reduce == AllReduceAlgorithm::kHierarchical && node_fabric_is_mesh(platform, placement))
     out.all_reduce = AllReduceAlgorithm::kMesh;
   if (!out.fidelity) out.fidelity = ranks <= 8 ? Fidelity::kPerFlow : Fidelity::kAggregated;
@@ -81,12 +89,10 @@ ReplayOptions resolve(const ReplayOptions& options, const PlatformFacts& platfor
     throw InputError({}, "pipeline_chunks", fmt::format("expected >= 1, got {}", out.pipeline_chunks));
   if (!out.exact_ring_steps) out.exact_ring_steps = *out.fidelity == Fidelity::kPerFlow;
   if (!out.fuse_identical_compute) out.fuse_identical_compute = ranks > 8;
-  const bool known = ranks > 0 && static_cast<std::size_t>(placement.npu_of_rank[0]) < platform.npus.size();
   if (!out.low_latency_nic_share)  // only the low-latency plan reads it
     out.low_latency_nic_share = known ? platform.npus[placement.npu_of_rank[0]].low_latency_nic_share : 1.0;
   if (!out.low_latency_node_share)
     out.low_latency_node_share = known ? platform.npus[placement.npu_of_rank[0]].low_latency_node_share : 1.0;
-  if (!out.kernels) out.kernels = known ? platform.npus[placement.npu_of_rank[0]].kernels : KernelCosts{};
   return out;
 }
 

@@ -222,6 +222,8 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   Report rep;
   rep.schedule = to_string(resolved.schedule);
   rep.algorithm = to_string(*resolved.algorithm);
+  rep.dispatch_kernel =
+      topology::kDispatchKernelNames[static_cast<int>(resolved.kernels.value_or(KernelCosts{}).dispatch)];
   rep.fidelity = to_string(*resolved.fidelity);
   rep.all_reduce = to_string(resolved.all_reduce);
   rep.ranks = graph.ranks;

@@ -115,6 +115,7 @@ struct Report {
   int platform_nodes = 0;   // nodes of the platform
   std::string schedule;
   std::string algorithm;  // dispatch/combine: direct, hierarchical or low-latency
+  std::string dispatch_kernel;  // the stack's dispatch/combine kernels (topology::kDispatchKernelNames)
   std::string fidelity;   // per-flow or aggregated
   std::string all_reduce;
   int ranks = 0;

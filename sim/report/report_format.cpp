@@ -263,6 +263,7 @@ nlohmann::ordered_json report_json(const Report& r) {
                  {"reduction", reduction_json(r.reduction)}};
   j["schedule"] = r.schedule;
   j["algorithm"] = r.algorithm;
+  j["dispatch_kernel"] = r.dispatch_kernel;
   j["fidelity"] = r.fidelity;
   j["all_reduce"] = r.all_reduce;
   j["activities"] = r.activities;
@@ -393,8 +394,8 @@ std::string format_table(const Report& r) {
     for (const std::string& o : sc.overrides) out += " --set " + o;
     out += "\n";
   }
-  out += fmt::format("  replay     {} tasks, schedule {}, dispatch/combine {} ({}), all-reduce {}\n", r.tasks,
-                     r.schedule, r.algorithm, r.fidelity, r.all_reduce);
+  out += fmt::format("  replay     {} tasks, schedule {}, dispatch/combine {} ({}, {} kernels), all-reduce {}\n",
+                     r.tasks, r.schedule, r.algorithm, r.fidelity, r.dispatch_kernel, r.all_reduce);
   out += reduction_text(r.reduction, r.ranks, sc.micro_batches);
   for (const DtypeFallback& f : r.fallbacks) out += "  precision  " + fallback_text(f) + "\n";
   out += "the bound: the larger of the critical path (dependency chain, every task at its bound) and the busiest\n"

@@ -108,6 +108,17 @@ TEST_CASE("kernel costs: one message per selection in the direct exchange, as th
   CHECK(plan_alltoallv(p2p, t, place, o).phases[0].transfers[0].bytes == 10 * 100);
 }
 
+TEST_CASE("a stack on the framework's all-to-all (Megatron's alltoall dispatcher) sends one copy per selection") {
+  workloads::TrafficMatrix t = uniform(4, 10, 3);
+  const workloads::Task dispatch = testing::dispatch_task(100);
+  const Placement place = place_ranks(4, 4, testing::bare_facts(1, 4));
+  AlltoallvOptions o;
+  o.kernels.dispatch = topology::DispatchKernel::kAlltoall;
+  CHECK(plan_alltoallv(dispatch, t, place, o).phases[0].transfers[0].bytes == 3 * 10 * 100);
+  o.kernels.dispatch = topology::DispatchKernel::kDeepEpNormal;  // DeepEP: once per destination rank
+  CHECK(plan_alltoallv(dispatch, t, place, o).phases[0].transfers[0].bytes == 10 * 100);
+}
+
 TEST_CASE("normal kernel alone: launch + peers x cost + latency + max(bytes / port, copies / copy rate)") {
   // 8 NPUs under one switch, 100 GB/s ports, routes 2 x 1 us + 0.5 us.
   // Every rank sends 7 x 1000 tokens of 10 kB: 70 MB per port, 0.7 ms.

@@ -259,6 +259,29 @@ TEST_CASE("a full mesh is told from a switch by the routes' own links") {
   CHECK(resolve(ring, mesh, place_ranks(4, 4, mesh)).all_reduce == AllReduceAlgorithm::kRing);
 }
 
+TEST_CASE("the stack's dispatch kernels choose the exchange unless --algorithm does") {
+  // Two nodes of two NPUs, the scale-up ten times the scale-out: DeepEP's
+  // normal kernels relay through the node, the all-to-all goes straight,
+  // the low-latency kernels write each selection.
+  PlatformFacts two = testing::bare_facts(2, 2);
+  two.routes = RouteTable(4);
+  two.links = {{"nvlink", 1e11, 1e-6, true}, {"nic", 1e10, 1e-6, true}};
+  for (int s = 0; s < 4; ++s)
+    for (int d = 0; d < 4; ++d)
+      if (s != d) two.routes.set(s, d, {s / 2 == d / 2 ? 0 : 1}, 1e-6);
+  const Placement place = place_ranks(4, 2, two);
+  auto with = [&](topology::DispatchKernel k) {
+    for (NpuFacts& n : two.npus) n.kernels.dispatch = k;
+    return *resolve(ReplayOptions{}, two, place).algorithm;
+  };
+  CHECK(with(topology::DispatchKernel::kDeepEpNormal) == AlltoallAlgorithm::kHierarchical);
+  CHECK(with(topology::DispatchKernel::kAlltoall) == AlltoallAlgorithm::kDirect);
+  CHECK(with(topology::DispatchKernel::kDeepEpLowLatency) == AlltoallAlgorithm::kLowLatency);
+  ReplayOptions given;
+  given.algorithm = AlltoallAlgorithm::kHierarchical;
+  CHECK(*resolve(given, two, place).algorithm == AlltoallAlgorithm::kHierarchical);
+}
+
 TEST_CASE("per-flow fidelity is refused beyond 16 ranks, with why, and fewer than one chunk too") {
   Placement place;
   place.ranks_per_node = 8;
