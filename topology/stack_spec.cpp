@@ -48,10 +48,13 @@ AttentionEfficiency read_attention(TableReader t) {
   return e;
 }
 
-// A GEMM table by dtype: [gemm.bf16], [gemm.fp8] (FP8 defaults to BF16's shape factors at its own max).
-void read_gemm_dtypes(TableReader& root, const char* key, GemmEfficiency& bf16, GemmEfficiency& fp8) {
+// A GEMM table by dtype: [gemm.bf16], [gemm.fp8] (FP8 defaults to BF16's
+// shape factors at its own max), and the kernel's fixed time (`fixed`).
+void read_gemm_dtypes(TableReader& root, const char* key, GemmEfficiency& bf16, GemmEfficiency& fp8,
+                      double& fixed_s) {
   std::optional<TableReader> t = root.optional_table(key);
   if (!t) return;
+  fixed_s = seconds_or_zero(*t, "fixed");
   if (auto b = t->optional_table("bf16")) bf16 = read_gemm(*b);
   fp8 = bf16;
   if (auto f = t->optional_table("fp8")) fp8 = read_gemm(*f);
@@ -110,8 +113,8 @@ StackSpec read_stack(const toml::table& root_table, const std::string& source, c
       s.npus.push_back(*e.value<std::string>());
     }
   }
-  read_gemm_dtypes(root, "gemm", s.gemm_bf16, s.gemm_fp8);
-  read_gemm_dtypes(root, "grouped_gemm", s.grouped_bf16, s.grouped_fp8);
+  read_gemm_dtypes(root, "gemm", s.gemm_bf16, s.gemm_fp8, s.gemm_fixed_s);
+  read_gemm_dtypes(root, "grouped_gemm", s.grouped_bf16, s.grouped_fp8, s.grouped_fixed_s);
   if (auto t = root.optional_table("attention")) s.attention = read_attention(*t);
   s.attention_backward = s.attention;
   if (auto t = root.optional_table("attention_backward")) s.attention_backward = read_attention(*t);
@@ -124,6 +127,7 @@ StackSpec read_stack(const toml::table& root_table, const std::string& source, c
   if (auto t = root.optional_table("framework")) {
     s.launch_s = seconds_or_zero(*t, "launch");
     s.host_per_kernel_s = seconds_or_zero(*t, "host_per_kernel");
+    s.host_per_fp8_gemm_s = seconds_or_zero(*t, "host_per_fp8_gemm");
     s.moe_host_sync_s = seconds_or_zero(*t, "moe_host_sync");
     s.fused_swiglu = t->boolean_or("fused_swiglu", false);
     s.fp8_cast_bytes = t->number_or("fp8_cast_bytes", 0, 0, 16);

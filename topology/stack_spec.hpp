@@ -58,6 +58,11 @@ struct StackSpec {
   std::string source;  // the file it was read from
   std::vector<std::string> npus;  // npu.model values it has tables for; empty: any
   GemmEfficiency gemm_bf16, gemm_fp8, grouped_bf16, grouped_fp8;
+  // A GEMM kernel's fixed time beside its FLOPs and bytes (prologue, the
+  // first wave's ramp, epilogue): what a small GEMM costs above its
+  // roofline ([gemm] fixed, [grouped_gemm] fixed).
+  double gemm_fixed_s = 0;
+  double grouped_fixed_s = 0;
   AttentionEfficiency attention, attention_backward;
   // Shares of the HBM bandwidth, forward and backward kernels per class;
   // `gemm_memory` the GEMMs' own memory roofline (small M: weight reads).
@@ -70,6 +75,10 @@ struct StackSpec {
   // token dispatcher reads the per-expert counts back).
   double launch_s = 0;
   double host_per_kernel_s = 0;
+  // The host time to issue one FP8 GEMM where the library does more than
+  // launch it (eager torch._scaled_mm: cuBLASLt's heuristic query and the
+  // scales, per call); 0: host_per_kernel as any kernel.
+  double host_per_fp8_gemm_s = 0;
   double moe_host_sync_s = 0;
   // Whether the plain SwiGLU runs as one fused streaming kernel (priced at
   // the elementwise rate) rather than as its eager kernels.

@@ -89,10 +89,5 @@ double total_bytes(const Operators& ops) {
   for (const Operator& o : ops) s += o.bytes;
   return s;
 }
-int total_kernels(const Operators& ops) {
-  int s = 0;
-  for (const Operator& o : ops) s += o.kernels;
-  return s;
-}
 
 }  // namespace epsim::workloads

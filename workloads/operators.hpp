@@ -75,6 +75,5 @@ Operator attention_backward(const Operator& forward);
 // Sums over a list.
 double total_flops(const Operators& ops);
 double total_bytes(const Operators& ops);
-int total_kernels(const Operators& ops);
 
 }  // namespace epsim::workloads

@@ -27,6 +27,20 @@ double memory_share(const topology::StackSpec& s, const workloads::Operator& op)
   return op.backward ? s.memory_backward[c] : s.memory[c];
 }
 
+// The host's time to issue the operators' kernels: host_per_kernel each,
+// an FP8 GEMM at least the stack's host_per_fp8_gemm.
+double host_time_s(const workloads::Operators& ops, const topology::StackSpec& s, const NpuFacts& npu,
+                   std::optional<Dtype> fallback) {
+  double t = 0;
+  for (const workloads::Operator& op : ops) {
+    double issue = op.kernels * s.host_per_kernel_s;
+    const bool gemm = op.op_class == OpClass::kGemm || op.op_class == OpClass::kGroupedGemm;
+    if (gemm && effective_dtype(npu, op.dtype, fallback) == Dtype::kFp8) issue = std::max(issue, s.host_per_fp8_gemm_s);
+    t += issue;
+  }
+  return t;
+}
+
 }  // namespace
 
 double operator_time_s(const workloads::Operator& op, const topology::StackSpec& stack, const NpuFacts& npu,
@@ -39,7 +53,8 @@ double operator_time_s(const workloads::Operator& op, const topology::StackSpec&
     case OpClass::kGroupedGemm: {
       const Dtype d = effective_dtype(npu, op.dtype, fallback);
       const double e = gemm_table(stack, op.op_class, d).at(op.m, op.n, op.k);
-      body = std::max(op.flops / (e * peak_flops_per_s(npu, d)), op.bytes / (stack.gemm_memory * bw));
+      const double fixed = op.op_class == OpClass::kGroupedGemm ? stack.grouped_fixed_s : stack.gemm_fixed_s;
+      body = fixed + std::max(op.flops / (e * peak_flops_per_s(npu, d)), op.bytes / (stack.gemm_memory * bw));
       if (d == Dtype::kFp8 && stack.fp8_cast_bytes > 0)  // quantizing its activation operand, two kernels
         body += stack.fp8_cast_bytes * op.m * op.k * op.groups / (stack.memory[0] * bw) + 2 * stack.launch_s;
       break;
@@ -69,7 +84,7 @@ double calibrated_time_s(const workloads::Task& task, int rank, const topology::
     mine.bytes *= share;
     t += operator_time_s(mine, stack, npu, fallback);
   }
-  t = std::max(t, workloads::total_kernels(task.ops) * stack.host_per_kernel_s);
+  t = std::max(t, host_time_s(task.ops, stack, npu, fallback));
   if (task.kind == TaskKind::kGate && task.phase != workloads::Phase::kBackward) t += stack.moe_host_sync_s;
   return t;
 }

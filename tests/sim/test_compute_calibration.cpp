@@ -82,6 +82,15 @@ TEST_CASE("operator: a lone GEMM lands on max(F / (e peak), B / bw) + launch", "
   no_fp8.flops_fp8_per_s = 0;
   CHECK(sim::operator_time_s(f8, stack(), no_fp8, Dtype::kBf16) ==
         Approx(f8.flops / (0.8 * 500e12) + 5e-6).epsilon(1e-12));
+  // A GEMM kernel's fixed time ([gemm] fixed, [grouped_gemm] fixed) beside its roofline.
+  topology::StackSpec fixed = stack();
+  fixed.gemm_fixed_s = 7e-6;
+  fixed.grouped_fixed_s = 3e-6;
+  CHECK(priced(g, fixed) == Approx(7e-6 + g.flops / (0.8 * 500e12) + 5e-6).epsilon(1e-12));
+  CHECK(priced(skinny, fixed) == Approx(7e-6 + skinny.bytes / 2e12 + 5e-6).epsilon(1e-12));
+  const Operator grouped = workloads::gemm(300, 1500, 3000, Dtype::kBf16, 8);
+  CHECK(priced(grouped, fixed) ==
+        Approx(3e-6 + grouped.flops / (0.6 * 0.75 * 0.75 * 0.75 * 500e12) + 5e-6).epsilon(1e-12));
   // Separate FP8 casts (framework.fp8_cast_bytes): 5 B per element of its M x K operand at the elementwise share.
   topology::StackSpec cast = stack();
   cast.fp8_cast_bytes = 5;
@@ -153,6 +162,15 @@ TEST_CASE("task: its operators summed, never faster than the host issues them, a
         Approx(priced(n, s) + priced(g, s) + 66e-6).epsilon(1e-12));
   gate.phase = workloads::Phase::kBackward;  // the backward's counts are known: no round trip
   CHECK(sim::calibrated_time_s(gate, 0, s, npu(), std::nullopt) == Approx(priced(n) + priced(g)).epsilon(1e-12));
+  // An FP8 GEMM issues no faster than the stack's host time per FP8 call (a
+  // BF16 one at host_per_kernel), whatever its GPU time.
+  s.host_per_kernel_s = 11.6e-6;
+  s.host_per_fp8_gemm_s = 31.9e-6;
+  const Operator tiny8 = workloads::gemm(64, 64, 64, Dtype::kFp8);
+  CHECK(sim::calibrated_time_s(task(TaskKind::kAttention, {tiny8}), 0, s, npu(), std::nullopt) == Approx(31.9e-6));
+  CHECK(sim::calibrated_time_s(task(TaskKind::kAttention, {workloads::gemm(64, 64, 64, Dtype::kBf16)}), 0, s, npu(),
+                               std::nullopt) == Approx(11.6e-6));
+  s.host_per_fp8_gemm_s = 0;
   // Host-bound: 200 tiny kernels at 11.6 us of issue each.
   s.host_per_kernel_s = 11.6e-6;
   Task tiny = task(TaskKind::kAttention, {workloads::memory_op(OpClass::kElementwise, 1e3, 200)});
@@ -200,9 +218,22 @@ TEST_CASE("stack presets: hopper-eager lands on its calibration rows of the H200
   h200.flops_fp32_per_s = 989e12;
   h200.hbm_bandwidth_Bps = 4.8e12;
   auto time = [&](const Operator& op) { return sim::operator_time_s(op, s, h200, std::nullopt) - s.launch_s * op.kernels; };
-  CHECK(time(workloads::gemm(4096, 36864, 7168, Dtype::kBf16)) == Approx(2.993091e-03).epsilon(0.01));  // dsv3.dense_up.fwd
-  CHECK(time(workloads::gemm(4096, 7168, 256, Dtype::kBf16)) == Approx(4.400144e-05).epsilon(0.01));    // trend.k K=256
-  CHECK(time(workloads::gemm(4096, 4096, 7168, Dtype::kBf16, 8)) == Approx(2.815203e-03).epsilon(0.01));  // grouped up
+  // The GEMM parameters are solved together with the launch in (as validate prices a row).
+  auto gemm = [&](const Operator& op) {
+    return sim::calibrated_time_s(task(TaskKind::kExpertGemm, {op}), 0, s, h200, std::nullopt);
+  };
+  CHECK(gemm(workloads::gemm(4096, 36864, 7168, Dtype::kBf16)) == Approx(2.993091e-03).epsilon(0.005));  // dsv3.dense_up.fwd
+  CHECK(gemm(workloads::gemm(4096, 7168, 256, Dtype::kBf16)) == Approx(4.400144e-05).epsilon(0.005));    // trend.k K=256
+  CHECK(gemm(workloads::gemm(4096, 256, 7168, Dtype::kBf16)) == Approx(2.984064e-05).epsilon(0.005));    // trend.n N=256
+  CHECK(gemm(workloads::gemm(1024, 7168, 16384, Dtype::kBf16)) == Approx(3.566080e-04).epsilon(0.005));  // trend.n7168k16384
+  CHECK(gemm(workloads::gemm(4096, 36864, 7168, Dtype::kFp8)) == Approx(1.633089e-03).epsilon(0.005));  // dsv3.dense_up.fwd
+  CHECK(gemm(workloads::gemm(4096, 7168, 256, Dtype::kFp8)) == Approx(4.415808e-05).epsilon(0.005));    // trend.k K=256
+  CHECK(gemm(workloads::gemm(4096, 4096, 7168, Dtype::kBf16, 8)) == Approx(2.815203e-03).epsilon(0.005));  // grouped up
+  // The kernel's fixed time on a 29 MB weight read, the GEMMs' memory roofline
+  // on a 235 MB one (M = 64), FP8's host time per call where the GPU is quicker.
+  CHECK(gemm(workloads::gemm(64, 7168, 2048, Dtype::kBf16)) == Approx(1.517264e-05).epsilon(0.005));
+  CHECK(gemm(workloads::gemm(64, 7168, 16384, Dtype::kBf16)) == Approx(6.670640e-05).epsilon(0.005));
+  CHECK(gemm(workloads::gemm(64, 7168, 2048, Dtype::kFp8)) == Approx(3.192496e-05).epsilon(0.001));
   CHECK(time(workloads::attention_core(4096, 32, 64, 64, 2048.5)) == Approx(1.808431e-04).epsilon(0.01));  // trend.d 64
   CHECK(time(workloads::attention_core(1024, 32, 128, 128, 512.5)) == Approx(3.104490e-05).epsilon(0.01));  // trend.seq 1024
   CHECK(time(workloads::memory_op(OpClass::kNorm, 67108864)) == Approx(2.479168e-05).epsilon(0.01));  // qwen3_235b

@@ -81,6 +81,17 @@ TEST_CASE("b200 preset: DGX B200 nodes of 8 on NVLink 5, a ConnectX-7 per GPU", 
   // No Blackwell kernel table: its stack says so, with hopper-megatron's shares.
   CHECK(b.stack.name == "blackwell-megatron");
   CHECK(b.stack.gemm_bf16.max == load_cluster_spec("h100").stack.gemm_bf16.max);
+  // hopper-megatron takes hopper-eager's GEMM libraries (base), with their fixed
+  // time and cuBLASLt's host time per FP8 call, and lays its own kernels over them.
+  const StackSpec& m = load_cluster_spec("h100").stack;
+  CHECK(m.gemm_bf16.max == 0.772);
+  CHECK(m.gemm_fixed_s == Approx(5.58e-6));
+  CHECK(m.grouped_fixed_s == Approx(5.58e-6));
+  CHECK(m.gemm_memory == 0.838);
+  CHECK(m.host_per_fp8_gemm_s == Approx(31.92e-6));
+  CHECK(m.memory[static_cast<int>(MemoryClass::kNorm)] == 0.564);
+  CHECK(m.dispatch == DispatchKernel::kAlltoall);
+  CHECK(load_cluster_spec("h800").stack.dispatch == DispatchKernel::kDeepEpNormal);
   // The NVLink domain is one node: 8 GPUs at 900 GB/s x 0.6806, then the NICs.
   const TopologyGraph topo(b);
   CHECK(topo.route(0, 7).bottleneck_Bps == Approx(900e9 * 0.6806));
