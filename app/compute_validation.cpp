@@ -9,7 +9,9 @@
 #include "core/physical_ranges.hpp"
 #include "core/toml_reader.hpp"
 #include "sim/replay/compute_calibration.hpp"
+#include "sim/replay/measured_pricing.hpp"
 #include "topology/cluster_spec.hpp"
+#include "topology/measured_kernels.hpp"
 
 namespace epsim::app {
 
@@ -17,48 +19,13 @@ namespace {
 
 using workloads::OpClass;
 
-const std::vector<std::string> kOps = {"gemm",   "grouped_gemm", "attention", "elementwise", "norm",     "activation",
-                                       "gather", "scatter_add",  "router",    "loss",        "optimizer"};
-
-OpClass memory_class(const std::string& op) {
-  for (int c = static_cast<int>(OpClass::kElementwise); c <= static_cast<int>(OpClass::kOptimizer); ++c)
-    if (op == workloads::to_string(static_cast<OpClass>(c))) return static_cast<OpClass>(c);
-  return OpClass::kElementwise;
-}
-
-ComputeRow read_row(TableReader t) {
-  ComputeRow r;
-  r.at = t.location("name");
-  r.name = t.string("name");
-  const std::string op = t.choice("op", kOps);
-  const std::string pass = t.choice_or("pass", "forward", {"forward", "forward_backward"});
-  const std::string dtype = t.choice_or("dtype", "bf16", {"bf16", "fp8"});
-  const workloads::Dtype d = dtype == "fp8" ? workloads::Dtype::kFp8 : workloads::Dtype::kBf16;
-  r.calibration = t.boolean_or("calibration", false);
-  r.measured_s = t.number("seconds", 1e-9, 1e3);
-  if (op == "gemm" || op == "grouped_gemm") {
-    const double m = t.number("m", 1, 1e9), n = t.number("n", 1, 1e9), k = t.number("k", 1, 1e9);
-    const double groups = op == "grouped_gemm" ? t.number("groups", 1, 1e6) : 0;
-    r.ops = {workloads::gemm(m, n, k, d, groups)};
-    r.what = fmt::format("{} {} {}{}x{}x{}", op, dtype, groups > 0 ? fmt::format("{}x", groups) : "", m, n, k);
-  } else if (op == "attention") {
-    const double heads = t.number("heads", 1, 1e5), dqk = t.number("d_qk", 1, 1e5), dv = t.number("d_v", 1, 1e5);
-    const double seq = t.number("seq", 1, 1e8);
-    const workloads::Operator core = workloads::attention_core(seq, heads, dqk, dv, (seq + 1) / 2);
-    r.ops = {core};
-    if (pass == "forward_backward") r.ops.push_back(workloads::attention_backward(core));
-    r.what = fmt::format("attention {}x{}/{} causal {} {}", heads, dqk, dv, seq, pass);
-  } else {
-    if (pass != "forward") t.fail("pass", "a memory-bound row is a forward kernel (pass = \"forward\")");
-    r.ops = {workloads::memory_op(memory_class(op), t.number("bytes", 1, 1e15))};
-    r.what = fmt::format("{} {:.1f} MB", op, r.ops.front().bytes / 1e6);
-    if (op == "router" && t.has("m")) {  // the scores GEMM before the score function and top-k
-      r.ops.insert(r.ops.begin(), workloads::gemm(t.number("m", 1, 1e9), t.number("n", 1, 1e9), t.number("k", 1, 1e9), d));
-      r.what += " + scores GEMM";
-    }
-  }
-  t.finish();
-  return r;
+// The row's shape as the report prints it.
+std::string shape_text(const topology::MeasuredKernel& r, const workloads::Operators& ops) {
+  if (r.op == "gemm" || r.op == "grouped_gemm")
+    return fmt::format("{} {} {}{}x{}x{}", r.op, r.dtype, r.groups > 0 ? fmt::format("{}x", r.groups) : "", r.m, r.n,
+                       r.k);
+  if (r.op == "attention") return fmt::format("attention {}x{}/{} causal {} {}", r.heads, r.d_qk, r.d_v, r.seq, r.pass);
+  return fmt::format("{} {:.1f} MB{}", r.op, ops.back().bytes / 1e6, r.m > 0 ? " + scores GEMM" : "");
 }
 
 }  // namespace
@@ -68,17 +35,19 @@ ComputeFile load_compute_file(const std::string& path) {
   TableReader root(doc, "");
   ComputeFile f;
   f.path = path;
-  const std::int64_t schema = root.integer("schema", 1);
-  if (schema != 1) root.fail("schema", fmt::format("unsupported schema version {} (this epsim reads 1)", schema));
-  root.choice("kind", {"compute"});
-  f.source = root.string_or("source", "");
+  f.source = topology::read_compute_header(root);
   f.platform = measurement_input_file(root, "platform", PresetKind::kPlatform, path);
   if (auto t = root.optional_table("platform_set")) f.platform_set = read_assignments(*t, "");
-  const toml::node* rows = root.node("row");
-  if (!rows || !rows->is_array_of_tables() || rows->as_array()->empty())
-    root.fail("row", "expected [[row]] tables, at least one");
-  const toml::array& a = *rows->as_array();
-  for (std::size_t i = 0; i < a.size(); ++i) f.rows.push_back(read_row(TableReader(*a.get(i)->as_table(), fmt::format("row[{}]", i))));
+  for (const topology::MeasuredKernel& k : topology::read_measured_kernels(root)) {
+    ComputeRow r;
+    r.name = k.name;
+    r.at = k.at;
+    r.ops = sim::measured_operators(k);
+    r.what = shape_text(k, r.ops);
+    r.measured_s = k.seconds;
+    r.calibration = k.calibration;
+    f.rows.push_back(std::move(r));
+  }
   root.finish();
   return f;
 }

@@ -2,10 +2,12 @@
 #include "topology/stack_spec.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 
 #include <fmt/format.h>
 
+#include "core/input_file.hpp"
 #include "core/physical_ranges.hpp"
 #include "core/presets.hpp"
 #include "core/toml_base.hpp"
@@ -133,6 +135,23 @@ StackSpec read_stack(const toml::table& root_table, const std::string& source, c
     s.fp8_cast_bytes = t->number_or("fp8_cast_bytes", 0, 0, 16);
     t->finish();
   }
+  if (auto t = root.optional_table("tables")) {
+    if (const toml::node* files = t->node("compute")) {
+      const toml::array* a = files->as_array();
+      if (!a || a->empty()) t->fail("compute", "expected an array of compute measurement files");
+      for (const toml::node& f : *a) {
+        if (!f.is_string()) t->fail("compute", "expected an array of compute measurement files");
+        // Relative to the file that names it (a stack file, a platform's [stack]).
+        std::filesystem::path path(*f.value<std::string>());
+        const SourceLocation at = t->location("compute");
+        if (path.is_relative() && !at.file.empty() && std::filesystem::is_regular_file(at.file))
+          path = std::filesystem::path(at.file).parent_path() / path;
+        s.measured_files.push_back(path.lexically_normal().string());
+        s.measured_at.push_back(at);
+      }
+    }
+    t->finish();
+  }
   if (auto t = root.optional_table("dispatch")) {
     const std::vector<std::string> names(kDispatchKernelNames.begin(), kDispatchKernelNames.end());
     const std::string kernel = t->choice("kernel", names);
@@ -157,6 +176,22 @@ StackSpec load_stack(const std::string& name, const toml::table* platform_stack,
                      fmt::format("stack \"{}\" has no tables for NPU \"{}\" (it has tables for {}); choose a "
                                  "stack measured on this NPU, or write one (docs/stacks.md)",
                                  s.name, npu_model, fmt::join(s.npus, ", ")));
+  }
+  for (std::size_t i = 0; i < s.measured_files.size(); ++i) {
+    const std::string& path = s.measured_files[i];
+    MeasuredTable table;
+    try {
+      table = load_measured_table(path);
+    } catch (const FileError& e) {
+      if (e.path() != path) throw;  // an error inside the table, told there
+      throw named_at(e, s.measured_at[i], "stack.tables.compute");
+    }
+    if (!npu_model.empty() && table.npu_model != npu_model)
+      throw InputError(s.measured_at[i], "stack.tables.compute",
+                       fmt::format("{} was measured on \"{}\", not on this platform's \"{}\": a table is never "
+                                   "borrowed for another chip",
+                                   path, table.npu_model, npu_model));
+    s.measured.insert(s.measured.end(), table.rows.begin(), table.rows.end());
   }
   return s;
 }

@@ -15,6 +15,7 @@
 
 #include "core/toml_reader.hpp"
 #include "topology/dispatch_kernel.hpp"
+#include "topology/measured_kernels.hpp"
 
 namespace epsim::topology {
 
@@ -89,6 +90,12 @@ struct StackSpec {
   // 0 where quantization is fused into the kernel before (DeepSeek's).
   double fp8_cast_bytes = 0;
   DispatchKernel dispatch = DispatchKernel::kDeepEpNormal;  // [dispatch] kernel
+  // Kernels measured on this stack's NPU ([tables] compute: compute files):
+  // an operator is priced by the model times the measured / modelled ratio
+  // of its nearest rows by shape (sim/replay/measured_pricing.hpp).
+  std::vector<MeasuredKernel> measured;
+  std::vector<std::string> measured_files;
+  std::vector<SourceLocation> measured_at;  // where each file was named
 };
 
 // The stack `name` (a preset in stacks/ or a file), with `platform_stack`

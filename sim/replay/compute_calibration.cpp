@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/replay/compute_precision.hpp"
+#include "sim/replay/measured_pricing.hpp"
 
 namespace epsim::sim {
 
@@ -41,10 +42,9 @@ double host_time_s(const workloads::Operators& ops, const topology::StackSpec& s
   return t;
 }
 
-}  // namespace
-
-double operator_time_s(const workloads::Operator& op, const topology::StackSpec& stack, const NpuFacts& npu,
-                       std::optional<Dtype> fallback) {
+// The stack's closed forms alone (docs/operators.md).
+double model_time_s(const workloads::Operator& op, const topology::StackSpec& stack, const NpuFacts& npu,
+                    std::optional<Dtype> fallback) {
   if (!(op.flops > 0) && !(op.bytes > 0)) return 0;
   const double bw = npu.hbm_bandwidth_Bps;
   double body = 0;
@@ -71,6 +71,16 @@ double operator_time_s(const workloads::Operator& op, const topology::StackSpec&
   }
   const int kernels = op.fusable && stack.fused_swiglu ? 1 : op.kernels;
   return body + kernels * stack.launch_s;
+}
+
+}  // namespace
+
+double operator_time_s(const workloads::Operator& op, const topology::StackSpec& stack, const NpuFacts& npu,
+                       std::optional<Dtype> fallback) {
+  const double model = model_time_s(op, stack, npu, fallback);
+  if (stack.measured.empty() || !(model > 0)) return model;
+  const ModelTime priced = [&](const workloads::Operator& o) { return model_time_s(o, stack, npu, std::nullopt); };
+  return model * measured_factor(op, effective_dtype(npu, op.dtype, fallback), stack, npu, priced);
 }
 
 double calibrated_time_s(const workloads::Task& task, int rank, const topology::StackSpec& stack, const NpuFacts& npu,

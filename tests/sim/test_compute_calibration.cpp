@@ -3,9 +3,12 @@
 // attention core by head width and context, each memory-bound class at its
 // HBM share, the framework's launch, host issue and MoE host sync, and the
 // rescaling that makes a task's roofline equal its priced time. Pure: no SimGrid.
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include "sim/replay/compute_calibration.hpp"
+#include "sim/replay/measured_pricing.hpp"
 #include "topology/cluster_spec.hpp"
 
 using namespace epsim;
@@ -17,16 +20,22 @@ using workloads::TaskKind;
 
 namespace {
 
-// One NPU: 1000 TFLOP/s FP8, 500 BF16, 2 TB/s HBM.
-sim::NpuFacts npu() {
+// One NPU of these peaks (FP32 at the BF16 peak, as the platform XML has it) and HBM bandwidth.
+sim::NpuFacts npu_of(const char* name, double bf16, double fp8, double bw) {
   sim::NpuFacts n;
-  n.name = "node0.npu0";
-  n.flops_bf16_per_s = 500e12;
-  n.flops_fp8_per_s = 1000e12;
-  n.flops_fp32_per_s = 500e12;
-  n.hbm_bandwidth_Bps = 2e12;
+  n.name = name;
+  n.flops_bf16_per_s = bf16;
+  n.flops_fp8_per_s = fp8;
+  n.flops_fp32_per_s = bf16;
+  n.hbm_bandwidth_Bps = bw;
   return n;
 }
+
+// One NPU: 1000 TFLOP/s FP8, 500 BF16, 2 TB/s HBM.
+sim::NpuFacts npu() { return npu_of("node0.npu0", 500e12, 1000e12, 2e12); }
+
+// An H200 as the kernel tables measured it: 989 / 1979 TFLOP/s, 4.8 TB/s.
+sim::NpuFacts h200_npu() { return npu_of("h200", 989e12, 1979e12, 4.8e12); }
 
 topology::StackSpec stack() {
   topology::StackSpec s;
@@ -211,12 +220,7 @@ TEST_CASE("stack presets: hopper-eager lands on its calibration rows of the H200
   // ../shared/reference/h200: each named row the stack file calibrates on, priced
   // on an H200 (989 / 1979 TFLOP/s, 4.8 TB/s).
   const topology::StackSpec s = topology::load_stack("hopper-eager", nullptr, "H200 SXM", "test");
-  sim::NpuFacts h200;
-  h200.name = "h200";
-  h200.flops_bf16_per_s = 989e12;
-  h200.flops_fp8_per_s = 1979e12;
-  h200.flops_fp32_per_s = 989e12;
-  h200.hbm_bandwidth_Bps = 4.8e12;
+  const sim::NpuFacts h200 = h200_npu();
   auto time = [&](const Operator& op) { return sim::operator_time_s(op, s, h200, std::nullopt) - s.launch_s * op.kernels; };
   // The GEMM parameters are solved together with the launch in (as validate prices a row).
   auto gemm = [&](const Operator& op) {
@@ -241,4 +245,50 @@ TEST_CASE("stack presets: hopper-eager lands on its calibration rows of the H200
   // A stack measured on other NPUs is refused, not borrowed.
   CHECK_THROWS_WITH(topology::load_stack("hopper-eager", nullptr, "Ascend 910B", "p.toml"),
                     Catch::Contains("stack \"hopper-eager\" has no tables for NPU \"Ascend 910B\""));
+}
+
+TEST_CASE("stack with measured tables: exact on every measured shape, the model's trend between", "[calibration]") {
+  const topology::StackSpec s = topology::load_stack("hopper-eager-h200", nullptr, "H200 SXM", "test");
+  const topology::StackSpec model = topology::load_stack("hopper-eager", nullptr, "H200 SXM", "test");
+  REQUIRE(s.measured.size() == 174 + 22 + 27);
+  const sim::NpuFacts h200 = h200_npu();
+  // A shape measured more than once lands on its rows' geometric mean.
+  auto same_shape = [](const topology::MeasuredKernel& a, const topology::MeasuredKernel& b) {
+    return a.op == b.op && a.dtype == b.dtype && a.pass == b.pass && a.m == b.m && a.n == b.n && a.k == b.k &&
+           a.groups == b.groups && a.heads == b.heads && a.d_qk == b.d_qk && a.d_v == b.d_v && a.seq == b.seq &&
+           a.bytes == b.bytes;
+  };
+  int exact = 0;
+  for (const topology::MeasuredKernel& row : s.measured) {
+    const workloads::Operators ops = sim::measured_operators(row);
+    if (ops.size() != 1) continue;  // a forward_backward pair, a router after its scores GEMM
+    double log_sum = 0;
+    int n = 0;
+    for (const topology::MeasuredKernel& other : s.measured)
+      if (same_shape(row, other)) log_sum += std::log(other.seconds), ++n;
+    CHECK(sim::operator_time_s(ops.front(), s, h200, std::nullopt) == Approx(std::exp(log_sum / n)).epsilon(1e-9));
+    ++exact;
+  }
+  CHECK(exact == 174 + 11 + 24);
+  // Between measured shapes: the model's time times the rows' ratios
+  // weighted by inverse squared distance in log shape: at the log midpoint
+  // of two rows, their geometric mean.
+  topology::StackSpec two = stack();
+  topology::MeasuredKernel a;
+  a.op = "gemm";
+  a.m = 1024, a.n = 1024, a.k = 1024;
+  a.seconds = 2 * priced(workloads::gemm(1024, 1024, 1024, Dtype::kBf16));
+  topology::MeasuredKernel b = a;
+  b.k = 4096;
+  b.seconds = 0.5 * priced(workloads::gemm(1024, 1024, 4096, Dtype::kBf16));
+  two.measured = {a, b};
+  const Operator mid = workloads::gemm(1024, 1024, 2048, Dtype::kBf16);
+  CHECK(priced(mid, two) == Approx(priced(mid) * std::sqrt(2 * 0.5)).epsilon(1e-12));
+  const Operator near_a = workloads::gemm(1024, 1024, 1024 * std::pow(4.0, 0.25), Dtype::kBf16);  // 1/4 of the way
+  CHECK(priced(near_a, two) == Approx(priced(near_a) * std::exp((9 * std::log(2.0) + std::log(0.5)) / 10)).epsilon(1e-9));
+  CHECK(priced(workloads::gemm(1024, 1024, 2048, Dtype::kFp8), two) ==
+        priced(workloads::gemm(1024, 1024, 2048, Dtype::kFp8)));  // no FP8 row: the model's price
+  // A stack whose tables were measured on another chip is refused, never borrowed.
+  CHECK_THROWS_WITH(topology::load_stack("hopper-eager-h200", nullptr, "H100 SXM", "p.toml"),
+                    Catch::Contains("stack \"hopper-eager-h200\" has no tables for NPU \"H100 SXM\""));
 }
