@@ -27,6 +27,23 @@ void write_task_graph_json(std::ostream& out, const TaskGraph& graph) {
       j["dtype"] = to_string(t.dtype);
       j["flops"] = t.flops;
       j["hbm_bytes"] = t.hbm_bytes;
+      // Its operators as a stack prices them (docs/operators.md): what
+      // tools/profiling/profile_ops.py measures for a stack's tables.
+      json ops = json::array();
+      for (const Operator& o : t.ops) {
+        json op = {{"op", to_string(o.op_class)}, {"dtype", to_string(o.dtype)}, {"kernels", o.kernels}};
+        if (o.op_class == OpClass::kGemm || o.op_class == OpClass::kGroupedGemm) {
+          op["m"] = o.m, op["n"] = o.n, op["k"] = o.k;
+          if (o.op_class == OpClass::kGroupedGemm) op["groups"] = o.groups;
+        } else if (o.op_class == OpClass::kAttention || o.op_class == OpClass::kAttentionBackward) {
+          op["head_dim"] = o.head_dim, op["context"] = o.context, op["flops"] = o.flops;
+        } else {
+          op["bytes"] = o.bytes;
+          op["backward"] = o.backward;
+        }
+        ops.push_back(std::move(op));
+      }
+      j["ops"] = std::move(ops);
     }
     tasks.push_back(std::move(j));
   }
