@@ -35,8 +35,9 @@ std::string header(const PlanResult& r) {
       r.workload, r.platform, r.npus, r.npus / r.npus_per_node, r.npus == r.npus_per_node ? "" : "s", r.npus_per_node, gb(r.hbm_bytes), r.peak_flops / 1e12,
       r.global_batch, r.sequence_length);
   const long long checked = static_cast<long long>(r.candidates.size());
-  out += fmt::format("  layouts    {} considered, {} fail a cheap check, {} checked as `epsim run` would, {} simulated\n",
-                     r.considered, r.considered - checked, checked, r.simulated());
+  out += fmt::format("  layouts    {} considered, {} fail a cheap check, {} checked as `epsim run` would, {} simulated{}\n",
+                     r.considered, r.considered - checked, checked, r.simulated(),
+                     r.reused() > 0 ? fmt::format(" ({} of them found by an earlier plan, --results)", r.reused()) : "");
   if (r.pruned.empty()) return out + "  pruned     none\n";
   bool first = true;
   for (const auto& [reason, count] : r.pruned) {
@@ -193,6 +194,7 @@ std::string format_plan_json(const std::vector<PlanResult>& results) {
     p["considered"] = r.considered;
     p["checked"] = r.candidates.size();
     p["simulated"] = r.simulated();
+    p["reused"] = r.reused();
     p["pruned"] = nlohmann::ordered_json::object();
     for (const auto& [reason, count] : r.pruned) p["pruned"][reason] = count;
     p["own_layout"] = {{"name", r.own_name}, {"missing", r.own_missing}};
@@ -204,7 +206,8 @@ std::string format_plan_json(const std::vector<PlanResult>& results) {
                                 {"key", c.key},
                                 {"bound_s", c.bound_s},
                                 {"memory_bytes", c.memory_bytes},
-                                {"own", c.own}};
+                                {"own", c.own},
+                                {"reused", c.reused && c.status == PlanStatus::kSimulated}};
       if (c.step)
         cj["step"] = {{"step_s", c.step->step_s},
                       {"replay_bound_s", c.step->replay_bound_s},

@@ -145,18 +145,38 @@ void simulate_in_order(const PlanRequest& r, const PlanPlatform& platform, std::
   double best_s = std::numeric_limits<double>::infinity();
   int started = 0, finished = 0;
   const std::size_t eligible = std::min(order.size(), static_cast<std::size_t>(std::max(0, r.max_candidates)));
-  const auto next_job = [&]() -> std::optional<ChildJob> {
-    std::size_t index = 0;
-    if (own) {  // the workload's own layout first, whatever its bound
-      index = *own;
-      own.reset();
-    } else {
-      if (next >= eligible || candidates[order[next]].bound_s > best_s) return std::nullopt;  // sorted: none after can win
-      index = order[next++];
+  // A step an earlier plan found is taken as it stands (one that does not parse is simulated again).
+  const auto take_earlier = [&](PlanCandidate& c) {
+    if (!r.earlier) return false;
+    const std::optional<std::string> text = r.earlier(plan_record_key(r.base.platform, c.layout));
+    if (!text) return false;
+    try {
+      c.step = step_from_json(*text);
+    } catch (const std::exception&) {
+      return false;
     }
-    ++started;
-    const RunRequest request = layout_request(r, platform, candidates[index].layout);
-    return ChildJob{std::to_string(index), [request] { return step_json(run_job(request).simulation.report).dump(); }};
+    c.reused = true;
+    best_s = std::min(best_s, c.step->step_s);
+    if (r.progress)
+      r.progress(fmt::format("{}: {} found by an earlier plan: {:.4f} s", r.base.platform, c.layout.name(),
+                             c.step->step_s));
+    return true;
+  };
+  const auto next_job = [&]() -> std::optional<ChildJob> {
+    for (;;) {
+      std::size_t index = 0;
+      if (own) {  // the workload's own layout first, whatever its bound
+        index = *own;
+        own.reset();
+      } else {
+        if (next >= eligible || candidates[order[next]].bound_s > best_s) return std::nullopt;  // sorted: none after can win
+        index = order[next++];
+      }
+      if (take_earlier(candidates[index])) continue;
+      ++started;
+      const RunRequest request = layout_request(r, platform, candidates[index].layout);
+      return ChildJob{std::to_string(index), [request] { return step_json(run_job(request).simulation.report).dump(); }};
+    }
   };
   const auto done = [&](const ChildJob& job, ChildVerdict verdict) {
     PlanCandidate& c = candidates[std::stoul(job.what)];
@@ -167,6 +187,7 @@ void simulate_in_order(const PlanRequest& r, const PlanPlatform& platform, std::
     } else {
       c.step = step_from_json(verdict.output);
       best_s = std::min(best_s, c.step->step_s);
+      if (r.finished) r.finished(plan_record_key(r.base.platform, c.layout), verdict.output);
     }
     if (r.progress)
       r.progress(fmt::format("{}: simulated {} ({} of {} started): {}", r.base.platform, c.layout.name(), finished,
@@ -234,6 +255,22 @@ const char* to_string(PlanStatus status) {
 int PlanResult::simulated() const {
   return static_cast<int>(std::count_if(candidates.begin(), candidates.end(),
                                         [](const PlanCandidate& c) { return c.status == PlanStatus::kSimulated; }));
+}
+
+int PlanResult::reused() const {
+  return static_cast<int>(std::count_if(candidates.begin(), candidates.end(), [](const PlanCandidate& c) {
+    return c.status == PlanStatus::kSimulated && c.reused;
+  }));
+}
+
+std::string plan_record_key(const std::string& platform, const PlanLayout& layout) {
+  return platform + " " + layout.name();
+}
+
+void check_plan_inputs(const PlanRequest& r) {
+  const workloads::WorkloadSpec base =
+      workloads::load_workload(r.base.workload, split_set_options(r.base.overrides).workload);
+  check_plan_platform(r, base.precision);
 }
 
 PlanResult plan_layouts(const PlanRequest& r) {
