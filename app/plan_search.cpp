@@ -10,6 +10,7 @@
 
 #include "app/child_job.hpp"
 #include "app/plan_bound.hpp"
+#include "app/plan_comm_bound.hpp"
 #include "core/error.hpp"
 #include "sim/platform/platform_loader.hpp"
 #include "sim/report/report.hpp"
@@ -25,6 +26,7 @@ struct PlanPlatform {
   sim::PlatformShape shape;
   int npus = 0;
   PlanRates rates;  // for the workload's GEMM dtype
+  PlanLinks links;
 };
 
 PlanPlatform check_plan_platform(const PlanRequest& r, const workloads::PrecisionSpec& precision) {
@@ -35,6 +37,7 @@ PlanPlatform check_plan_platform(const PlanRequest& r, const workloads::Precisio
     throw option_error("--platform", r.base.platform + ": a SimGrid XML platform names no HBM to fit layouts in; "
                                                        "give a cluster TOML or preset");
   out.rates = plan_rates(*out.shape.cluster, precision);
+  out.links = plan_links(*out.shape.cluster);
   const int all = out.shape.nodes * out.shape.npus_per_node;
   out.npus = r.npus.value_or(all);
   if (out.npus > all || out.npus % out.shape.npus_per_node != 0)
@@ -83,7 +86,9 @@ PlanCandidate check_candidate(const PlanRequest& r, const PlanPlatform& platform
   const RunRequest request = layout_request(r, platform, l);
   try {
     const workloads::WorkloadSpec w = load_job_workload(request);
-    c.bound_s = plan_step_bound_s(w, platform.rates);
+    c.compute_bound_s = plan_step_bound_s(w, platform.rates);
+    c.comm_bound_s = plan_comm_bound_s(w, platform.links);
+    c.bound_s = std::max(c.compute_bound_s, c.comm_bound_s);
     c.memory_bytes = workloads::memory_per_rank(w.model, workloads::current_memory_inputs(w)).total_bytes();
     check_job(request, platform.shape, w);
     c.status = PlanStatus::kSimulated;  // until the search decides otherwise
@@ -220,7 +225,9 @@ std::string prune_reason(const PlanCandidate& c) {
     case PlanStatus::kInvalid: return "invalid: " + c.key;
     case PlanStatus::kMemory: return "memory: does not fit HBM";
     case PlanStatus::kTooLarge: return "too large to simulate here (EPSIM_MEMORY_LIMIT_GIB)";
-    case PlanStatus::kBound: return "bound: slower than the best simulated step";
+    case PlanStatus::kBound:
+      return c.bound_by_comm() ? "bound: slower than the best simulated step (communication)"
+                               : "bound: slower than the best simulated step (compute)";
     case PlanStatus::kNotSimulated: return "not simulated: beyond --max-candidates";
     case PlanStatus::kFailed: return "failed to simulate";
     case PlanStatus::kSimulated: break;
@@ -285,6 +292,8 @@ PlanResult plan_layouts(const PlanRequest& r) {
   out.npus_per_node = platform.shape.npus_per_node;
   out.hbm_bytes = platform.shape.cluster->npu.hbm_capacity_bytes;
   out.peak_flops = platform.rates.peak_flops;
+  out.node_out_Bps = platform.links.node_out_Bps;
+  out.rank_in_Bps = platform.links.rank_in_Bps;
   out.global_batch = r.global_batch.value_or(base.parallel.global_batch);
   out.sequence_length = base.parallel.sequence_length;
 

@@ -65,7 +65,10 @@ struct PlanCandidate {
   PlanLayout layout;
   PlanStatus status = PlanStatus::kInvalid;
   std::string key;            // kInvalid: the key at fault; kFailed: the message
-  double bound_s = 0;         // plan_step_bound_s; 0 when kInvalid
+  double bound_s = 0;         // the larger of the two below; 0 when kInvalid
+  double compute_bound_s = 0;  // plan_step_bound_s: model FLOPs and the pipeline's fill and drain
+  double comm_bound_s = 0;     // plan_comm_bound_s: the bytes the NICs and scale-up links must carry
+  bool bound_by_comm() const { return comm_bound_s > compute_bound_s; }
   double memory_bytes = 0;    // per rank, the fullest stage (docs/memory.md); 0 when kInvalid
   std::optional<PlanStep> step;  // kSimulated only
   // The workload's own layout (its [parallel] and [memory] keys, at the
@@ -82,6 +85,8 @@ struct PlanResult {
   int npus_per_node = 0;
   double hbm_bytes = 0;   // per NPU
   double peak_flops = 0;  // the bound's peak per NPU
+  double node_out_Bps = 0;  // the communication bound's rates (plan_comm_bound.hpp's PlanLinks)
+  double rank_in_Bps = 0;
   std::int64_t global_batch = 0;
   std::int64_t sequence_length = 0;
   long long considered = 0;  // every combination of the dimensions' values
