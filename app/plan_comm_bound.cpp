@@ -102,7 +102,8 @@ double expected_remote_nodes(int nodes, int per_node, int top_k, int node_limit)
   return distinct / total * (nodes - 1) / nodes;
 }
 
-double plan_comm_bound_s(const workloads::WorkloadSpec& w, const PlanLinks& links) {
+double plan_comm_bound_s(const workloads::WorkloadSpec& w, const PlanLinks& links,
+                         const std::vector<double>& fill_drain_s) {
   const workloads::ParallelSpec& p = w.parallel;
   const workloads::ModelSpec& m = w.model;
   const int vpp = p.schedule == workloads::PipelineSchedule::kInterleaved ? p.vpp : 1;
@@ -141,8 +142,12 @@ double plan_comm_bound_s(const workloads::WorkloadSpec& w, const PlanLinks& link
   }
   double bound = 0;
   for (int s = 0; s < p.pp; ++s) {
-    if (links.node_out_Bps > 0) bound = std::max(bound, stage_out[static_cast<std::size_t>(s)] / links.node_out_Bps);
-    if (links.rank_in_Bps > 0) bound = std::max(bound, stage_in[static_cast<std::size_t>(s)] / links.rank_in_Bps);
+    const auto i = static_cast<std::size_t>(s);
+    double streams = 0;
+    if (links.node_out_Bps > 0) streams = std::max(streams, stage_out[i] / links.node_out_Bps);
+    if (links.rank_in_Bps > 0) streams = std::max(streams, stage_in[i] / links.rank_in_Bps);
+    // A stage that moves nothing is bounded by its compute alone (plan_step_bound_s).
+    if (streams > 0) bound = std::max(bound, streams + (i < fill_drain_s.size() ? fill_drain_s[i] : 0.0));
   }
   return bound;
 }

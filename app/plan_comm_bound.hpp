@@ -11,6 +11,8 @@
 // cannot bound safely left out (gradient sync, pipeline transfers, MTP).
 #pragma once
 
+#include <vector>
+
 #include "topology/cluster_spec.hpp"
 #include "workloads/workload_spec.hpp"
 
@@ -40,7 +42,10 @@ double expected_remote_nodes(int nodes, int per_node, int top_k, int node_limit)
 
 // Seconds: the largest over pipeline stages of (a) a node's dispatch and
 // combine bytes to other nodes over the step / node_out_Bps and (b) a
-// rank's dispatch, combine and TP all-reduce bytes in / rank_in_Bps.
+// rank's dispatch, combine and TP all-reduce bytes in / rank_in_Bps, each
+// plus the stage's fill and drain (`fill_drain_s`, plan_fill_drain_s: none
+// of its collectives can start before the forward of the chunks ahead nor
+// end later than their backward allows; empty: none counted).
 // Per MoE layer and pass: dispatch and combine forward, combine and
 // dispatch backward (BF16 gradients), the dispatch again under full
 // recomputation; per token the expected remote nodes (a) or ranks (b) for
@@ -48,6 +53,7 @@ double expected_remote_nodes(int nodes, int per_node, int top_k, int node_limit)
 // (ceil(top_k / experts per node) - 1), none with token dropping or
 // redundant experts. TP: each all-reduce of a micro-batch's BF16
 // activations brings (tp-1)/tp of them into every rank.
-double plan_comm_bound_s(const workloads::WorkloadSpec& w, const PlanLinks& links);
+double plan_comm_bound_s(const workloads::WorkloadSpec& w, const PlanLinks& links,
+                         const std::vector<double>& fill_drain_s = {});
 
 }  // namespace epsim::app

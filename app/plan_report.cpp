@@ -45,7 +45,7 @@ std::string bound_line(const PlanResult& r) {
   return fmt::format(
       "  bound      max(compute: model FLOPs at the peak x the stack's best shares, plus the pipeline's fill and "
       "drain; communication: a node's all-to-all bytes to other nodes / its NICs' {}, a rank's all-to-all and TP "
-      "bytes in / its links' {}): communication decides {} layouts, compute {}\n",
+      "bytes in / its links' {}, plus the same fill and drain): communication decides {} layouts, compute {}\n",
       rate(r.node_out_Bps), rate(r.rank_in_Bps), comm, compute);
 }
 

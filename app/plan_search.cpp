@@ -87,7 +87,7 @@ PlanCandidate check_candidate(const PlanRequest& r, const PlanPlatform& platform
   try {
     const workloads::WorkloadSpec w = load_job_workload(request);
     c.compute_bound_s = plan_step_bound_s(w, platform.rates);
-    c.comm_bound_s = plan_comm_bound_s(w, platform.links);
+    c.comm_bound_s = plan_comm_bound_s(w, platform.links, plan_fill_drain_s(w, platform.rates));
     c.bound_s = std::max(c.compute_bound_s, c.comm_bound_s);
     c.memory_bytes = workloads::memory_per_rank(w.model, workloads::current_memory_inputs(w)).total_bytes();
     check_job(request, platform.shape, w);

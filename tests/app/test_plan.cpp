@@ -108,6 +108,12 @@ TEST_CASE("the bound: one stage's work, full recomputation a third more, the 1F1
   const double one8 = epsim::app::plan_step_bound_s(tiny({"model.layers=8", "parallel.pp=1", "parallel.micro_batches=4"}),
                                                     unit_rates());
   CHECK(vpp2 == Approx(one8 / 4 * (4 + 1.5) / 4).epsilon(1e-3));
+  // The chains alone: on 4 alike 1F1B stages, the last waits for 3 stages' forward and their backward.
+  const std::vector<double> chains = epsim::app::plan_fill_drain_s(
+      tiny({"parallel.pp=4", "parallel.dp=8", "parallel.micro_batches=4"}), unit_rates());
+  REQUIRE(chains.size() == 4);
+  CHECK(chains[0] == 0);
+  CHECK(chains[3] == Approx(one / 4 * 3 / 4).epsilon(1e-3));  // 3 of the 4 stages' (F + B) of one pass
 }
 
 TEST_CASE("the bound's rates: the GEMM dtype's peak, its fallback's on an NPU without it, times each class's best") {
@@ -202,6 +208,9 @@ TEST_CASE("the communication bound: each stage's all-to-all bytes off its nodes,
   std::vector<std::string> zipf = uniform;
   zipf[0] = "routing.kind=\"zipf\"";
   CHECK(epsim::app::plan_comm_bound_s(tiny(zipf), links) == 0);
+  // The stage's fill and drain come on top: none of its all-to-alls runs outside them.
+  CHECK(epsim::app::plan_comm_bound_s(w, links, {0.25}) == Approx(node_bytes / 100e9 + 0.25).epsilon(1e-12));
+  CHECK(epsim::app::plan_fill_drain_s(w, unit_rates()) == std::vector<double>{0.0});  // one stage: no chain
   // EP8 on one node: nothing leaves it.
   CHECK(epsim::app::plan_comm_bound_s(tiny({"routing.kind=\"uniform\"", "parallel.pp=1"}), links) == 0);
 }

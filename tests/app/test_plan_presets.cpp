@@ -47,8 +47,10 @@ TEST_CASE("every cheap preset's bounds are at or below its simulated step") {
     const epsim::sim::PlatformShape shape =
         epsim::sim::check_platform({r.platform, epsim::app::split_set_options(r.overrides).platform});
     REQUIRE(shape.cluster);
-    const double compute = epsim::app::plan_step_bound_s(w, epsim::app::plan_rates(*shape.cluster, w.precision));
-    const double comm = epsim::app::plan_comm_bound_s(w, epsim::app::plan_links(*shape.cluster));
+    const epsim::app::PlanRates rates = epsim::app::plan_rates(*shape.cluster, w.precision);
+    const double compute = epsim::app::plan_step_bound_s(w, rates);
+    const double comm = epsim::app::plan_comm_bound_s(w, epsim::app::plan_links(*shape.cluster),
+                                                      epsim::app::plan_fill_drain_s(w, rates));
     const double step = std::stod(epsim::app::run_child_job(
         p.workload, [&] { return std::to_string(epsim::app::run_job(r).simulation.report.step.sim_s); }));
     INFO(p.workload << " on " << p.platform << ": compute bound " << compute << " s, communication bound " << comm
