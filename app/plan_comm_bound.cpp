@@ -81,6 +81,8 @@ double expected_remote_nodes(int nodes, int per_node, int top_k, int node_limit)
   if (nodes <= 1 || top_k <= 0) return 0;
   // ways[c][d]: ways to take c experts from the nodes seen so far, d of them hit.
   const int k = top_k;
+  std::vector<double> choose(static_cast<std::size_t>(k) + 1);  // C(per_node, j)
+  for (int j = 0; j <= k; ++j) choose[static_cast<std::size_t>(j)] = binomial(per_node, j);
   std::vector<std::vector<double>> ways(k + 1, std::vector<double>(k + 1, 0.0));
   ways[0][0] = 1;
   for (int n = 0; n < nodes; ++n) {
@@ -88,7 +90,8 @@ double expected_remote_nodes(int nodes, int per_node, int top_k, int node_limit)
     for (int c = 0; c <= k; ++c)
       for (int d = 0; d <= k; ++d) {
         if (ways[c][d] == 0) continue;
-        for (int j = 0; c + j <= k && j <= per_node; ++j) next[c + j][d + (j > 0 ? 1 : 0)] += ways[c][d] * binomial(per_node, j);
+        for (int j = 0; c + j <= k && j <= per_node; ++j)
+          next[c + j][d + (j > 0 ? 1 : 0)] += ways[c][d] * choose[static_cast<std::size_t>(j)];
       }
     ways.swap(next);
   }
