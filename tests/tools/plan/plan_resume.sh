@@ -49,6 +49,12 @@ grep -q "^  layouts .* $simulated simulated ($simulated of them found by an earl
   fail "the third plan simulated again: $(grep '^  layouts' "$tmp/third")"
 diff <(ranking "$tmp/reference") <(ranking "$tmp/third") >/dev/null || fail "the third ranking differs"
 
+# A larger --max-candidates keys the same file: the 100 first layouts' steps are reused, only the rest simulated.
+"$epsim" "${plan[@]}" --max-candidates 110 >/dev/null 2>"$tmp/more.err" || fail "the larger plan failed"
+grep -q "^epsim plan: results in $results ($simulated finished earlier)$" "$tmp/more.err" ||
+  fail "a larger --max-candidates did not reuse: $(grep 'results in' "$tmp/more.err")"
+[ "$(grep -c 'found by an earlier plan' "$tmp/more.err")" -ge 1 ] || fail "a larger --max-candidates reused nothing"
+
 # A comment changed in the workload: another digest, another file, nothing reused.
 echo "# changed" >>"$tmp/wl.toml"
 "$epsim" "${plan[@]}" --max-candidates 1 >/dev/null 2>"$tmp/changed.err" || fail "the changed plan failed: $(tail -1 "$tmp/changed.err")"
