@@ -48,7 +48,15 @@ PlanRates plan_rates(const topology::ClusterSpec& cluster, const workloads::Prec
   return {peak, peak * attention, peak * dense, peak * grouped};
 }
 
-double plan_step_bound_s(const workloads::WorkloadSpec& w, const PlanRates& rates) {
+namespace {
+
+// Per stage: the passes' work (W_s) and the fill and drain chains around it.
+struct StageTimes {
+  std::vector<double> work_s;
+  std::vector<double> fill_drain_s;
+};
+
+StageTimes stage_times(const workloads::WorkloadSpec& w, const PlanRates& rates) {
   const workloads::ParallelSpec& p = w.parallel;
   const bool dualpipe = p.schedule == workloads::PipelineSchedule::kDualPipe;
   const int vpp = p.schedule == workloads::PipelineSchedule::kInterleaved ? p.vpp : 1;
@@ -81,11 +89,23 @@ double plan_step_bound_s(const workloads::WorkloadSpec& w, const PlanRates& rate
     work_s[stage] += passes * (1.0 + backward_share) * forward_s[pos];
     first_chain_s[stage] = std::min(first_chain_s[stage], ahead_s[pos]);
   }
-  double bound = 0;
   // Forward chain before the stage's first pass, backward chain (backward_share x as long) after its last.
-  for (std::size_t s = 0; s < work_s.size(); ++s)
-    bound = std::max(bound, work_s[s] + (1.0 + backward_share) * first_chain_s[s]);
+  StageTimes out{work_s, std::vector<double>(work_s.size(), 0.0)};
+  for (std::size_t s = 0; s < work_s.size(); ++s) out.fill_drain_s[s] = (1.0 + backward_share) * first_chain_s[s];
+  return out;
+}
+
+}  // namespace
+
+double plan_step_bound_s(const workloads::WorkloadSpec& w, const PlanRates& rates) {
+  const StageTimes t = stage_times(w, rates);
+  double bound = 0;
+  for (std::size_t s = 0; s < t.work_s.size(); ++s) bound = std::max(bound, t.work_s[s] + t.fill_drain_s[s]);
   return bound;
+}
+
+std::vector<double> plan_fill_drain_s(const workloads::WorkloadSpec& w, const PlanRates& rates) {
+  return stage_times(w, rates).fill_drain_s;
 }
 
 }  // namespace epsim::app

@@ -8,6 +8,8 @@
 // is never below it.
 #pragma once
 
+#include <vector>
+
 #include "topology/cluster_spec.hpp"
 #include "workloads/workload_spec.hpp"
 
@@ -37,5 +39,11 @@ PlanRates plan_rates(const topology::ClusterSpec& cluster, const workloads::Prec
 // smallest such chain over the stage's chunks and, for DualPipe, the two
 // directions). The bound is max over s of W_s + both chains.
 double plan_step_bound_s(const workloads::WorkloadSpec& w, const PlanRates& rates);
+
+// Seconds per stage: the two chains alone, the forward of the chunks ahead
+// of one of its own before its first pass and their backward after its
+// last (the smallest such pair over its chunks): no stream of the stage
+// (compute, NICs, links) runs its step's work outside them.
+std::vector<double> plan_fill_drain_s(const workloads::WorkloadSpec& w, const PlanRates& rates);
 
 }  // namespace epsim::app

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -28,6 +29,26 @@ std::vector<const PlanCandidate*> simulated(const PlanResult& r) {
   return out;
 }
 
+// How many of the layouts that passed the checks each bound decides.
+std::pair<long long, long long> bound_counts(const PlanResult& r) {
+  long long compute = 0, comm = 0;
+  for (const PlanCandidate& c : r.candidates)
+    if (c.bound_s > 0) ++(c.bound_by_comm() ? comm : compute);
+  return {compute, comm};
+}
+
+std::string rate(double Bps) { return Bps > 0 ? fmt::format("{:.1f} GB/s", Bps / 1e9) : "not bounded"; }
+
+// The bound's formula, its rates, and which of its two terms decides how many layouts.
+std::string bound_line(const PlanResult& r) {
+  const auto [compute, comm] = bound_counts(r);
+  return fmt::format(
+      "  bound      max(compute: model FLOPs at the peak x the stack's best shares, plus the pipeline's fill and "
+      "drain; communication: a node's all-to-all bytes to other nodes / its NICs' {}, a rank's all-to-all and TP "
+      "bytes in / its links' {}, plus the same fill and drain): communication decides {} layouts, compute {}\n",
+      rate(r.node_out_Bps), rate(r.rank_in_Bps), comm, compute);
+}
+
 std::string header(const PlanResult& r) {
   std::string out = fmt::format(
       "epsim plan: {} on {} ({} NPUs, {} node{} of {}; {} GB HBM and {:.1f} TFLOP/s peak per NPU), global batch {} x "
@@ -35,8 +56,10 @@ std::string header(const PlanResult& r) {
       r.workload, r.platform, r.npus, r.npus / r.npus_per_node, r.npus == r.npus_per_node ? "" : "s", r.npus_per_node, gb(r.hbm_bytes), r.peak_flops / 1e12,
       r.global_batch, r.sequence_length);
   const long long checked = static_cast<long long>(r.candidates.size());
-  out += fmt::format("  layouts    {} considered, {} fail a cheap check, {} checked as `epsim run` would, {} simulated\n",
-                     r.considered, r.considered - checked, checked, r.simulated());
+  out += fmt::format("  layouts    {} considered, {} fail a cheap check, {} checked as `epsim run` would, {} simulated{}\n",
+                     r.considered, r.considered - checked, checked, r.simulated(),
+                     r.reused() > 0 ? fmt::format(" ({} of them found by an earlier plan, --results)", r.reused()) : "");
+  out += bound_line(r);
   if (r.pruned.empty()) return out + "  pruned     none\n";
   bool first = true;
   for (const auto& [reason, count] : r.pruned) {
@@ -188,11 +211,16 @@ std::string format_plan_json(const std::vector<PlanResult>& results) {
     p["npus_per_node"] = r.npus_per_node;
     p["hbm_bytes"] = r.hbm_bytes;
     p["peak_flops"] = r.peak_flops;
+    p["node_out_Bps"] = r.node_out_Bps;
+    p["rank_in_Bps"] = r.rank_in_Bps;
     p["global_batch"] = r.global_batch;
     p["sequence_length"] = r.sequence_length;
     p["considered"] = r.considered;
     p["checked"] = r.candidates.size();
     p["simulated"] = r.simulated();
+    p["reused"] = r.reused();
+    const auto [compute, comm] = bound_counts(r);
+    p["bound_by"] = {{"compute", compute}, {"communication", comm}};
     p["pruned"] = nlohmann::ordered_json::object();
     for (const auto& [reason, count] : r.pruned) p["pruned"][reason] = count;
     p["own_layout"] = {{"name", r.own_name}, {"missing", r.own_missing}};
@@ -203,8 +231,11 @@ std::string format_plan_json(const std::vector<PlanResult>& results) {
                                 {"status", to_string(c.status)},
                                 {"key", c.key},
                                 {"bound_s", c.bound_s},
+                                {"compute_bound_s", c.compute_bound_s},
+                                {"comm_bound_s", c.comm_bound_s},
                                 {"memory_bytes", c.memory_bytes},
-                                {"own", c.own}};
+                                {"own", c.own},
+                                {"reused", c.reused && c.status == PlanStatus::kSimulated}};
       if (c.step)
         cj["step"] = {{"step_s", c.step->step_s},
                       {"replay_bound_s", c.step->replay_bound_s},

@@ -10,6 +10,7 @@
 
 #include "app/child_job.hpp"
 #include "app/plan_bound.hpp"
+#include "app/plan_comm_bound.hpp"
 #include "core/error.hpp"
 #include "sim/platform/platform_loader.hpp"
 #include "sim/report/report.hpp"
@@ -25,6 +26,7 @@ struct PlanPlatform {
   sim::PlatformShape shape;
   int npus = 0;
   PlanRates rates;  // for the workload's GEMM dtype
+  PlanLinks links;
 };
 
 PlanPlatform check_plan_platform(const PlanRequest& r, const workloads::PrecisionSpec& precision) {
@@ -35,6 +37,7 @@ PlanPlatform check_plan_platform(const PlanRequest& r, const workloads::Precisio
     throw option_error("--platform", r.base.platform + ": a SimGrid XML platform names no HBM to fit layouts in; "
                                                        "give a cluster TOML or preset");
   out.rates = plan_rates(*out.shape.cluster, precision);
+  out.links = plan_links(*out.shape.cluster);
   const int all = out.shape.nodes * out.shape.npus_per_node;
   out.npus = r.npus.value_or(all);
   if (out.npus > all || out.npus % out.shape.npus_per_node != 0)
@@ -83,7 +86,9 @@ PlanCandidate check_candidate(const PlanRequest& r, const PlanPlatform& platform
   const RunRequest request = layout_request(r, platform, l);
   try {
     const workloads::WorkloadSpec w = load_job_workload(request);
-    c.bound_s = plan_step_bound_s(w, platform.rates);
+    c.compute_bound_s = plan_step_bound_s(w, platform.rates);
+    c.comm_bound_s = plan_comm_bound_s(w, platform.links, plan_fill_drain_s(w, platform.rates));
+    c.bound_s = std::max(c.compute_bound_s, c.comm_bound_s);
     c.memory_bytes = workloads::memory_per_rank(w.model, workloads::current_memory_inputs(w)).total_bytes();
     check_job(request, platform.shape, w);
     c.status = PlanStatus::kSimulated;  // until the search decides otherwise
@@ -145,18 +150,38 @@ void simulate_in_order(const PlanRequest& r, const PlanPlatform& platform, std::
   double best_s = std::numeric_limits<double>::infinity();
   int started = 0, finished = 0;
   const std::size_t eligible = std::min(order.size(), static_cast<std::size_t>(std::max(0, r.max_candidates)));
-  const auto next_job = [&]() -> std::optional<ChildJob> {
-    std::size_t index = 0;
-    if (own) {  // the workload's own layout first, whatever its bound
-      index = *own;
-      own.reset();
-    } else {
-      if (next >= eligible || candidates[order[next]].bound_s > best_s) return std::nullopt;  // sorted: none after can win
-      index = order[next++];
+  // A step an earlier plan found is taken as it stands (one that does not parse is simulated again).
+  const auto take_earlier = [&](PlanCandidate& c) {
+    if (!r.earlier) return false;
+    const std::optional<std::string> text = r.earlier(plan_record_key(r.base.platform, c.layout));
+    if (!text) return false;
+    try {
+      c.step = step_from_json(*text);
+    } catch (const std::exception&) {
+      return false;
     }
-    ++started;
-    const RunRequest request = layout_request(r, platform, candidates[index].layout);
-    return ChildJob{std::to_string(index), [request] { return step_json(run_job(request).simulation.report).dump(); }};
+    c.reused = true;
+    best_s = std::min(best_s, c.step->step_s);
+    if (r.progress)
+      r.progress(fmt::format("{}: {} found by an earlier plan: {:.4f} s", r.base.platform, c.layout.name(),
+                             c.step->step_s));
+    return true;
+  };
+  const auto next_job = [&]() -> std::optional<ChildJob> {
+    for (;;) {
+      std::size_t index = 0;
+      if (own) {  // the workload's own layout first, whatever its bound
+        index = *own;
+        own.reset();
+      } else {
+        if (next >= eligible || candidates[order[next]].bound_s > best_s) return std::nullopt;  // sorted: none after can win
+        index = order[next++];
+      }
+      if (take_earlier(candidates[index])) continue;
+      ++started;
+      const RunRequest request = layout_request(r, platform, candidates[index].layout);
+      return ChildJob{std::to_string(index), [request] { return step_json(run_job(request).simulation.report).dump(); }};
+    }
   };
   const auto done = [&](const ChildJob& job, ChildVerdict verdict) {
     PlanCandidate& c = candidates[std::stoul(job.what)];
@@ -167,6 +192,7 @@ void simulate_in_order(const PlanRequest& r, const PlanPlatform& platform, std::
     } else {
       c.step = step_from_json(verdict.output);
       best_s = std::min(best_s, c.step->step_s);
+      if (r.finished) r.finished(plan_record_key(r.base.platform, c.layout), verdict.output);
     }
     if (r.progress)
       r.progress(fmt::format("{}: simulated {} ({} of {} started): {}", r.base.platform, c.layout.name(), finished,
@@ -199,7 +225,9 @@ std::string prune_reason(const PlanCandidate& c) {
     case PlanStatus::kInvalid: return "invalid: " + c.key;
     case PlanStatus::kMemory: return "memory: does not fit HBM";
     case PlanStatus::kTooLarge: return "too large to simulate here (EPSIM_MEMORY_LIMIT_GIB)";
-    case PlanStatus::kBound: return "bound: slower than the best simulated step";
+    case PlanStatus::kBound:
+      return c.bound_by_comm() ? "bound: slower than the best simulated step (communication)"
+                               : "bound: slower than the best simulated step (compute)";
     case PlanStatus::kNotSimulated: return "not simulated: beyond --max-candidates";
     case PlanStatus::kFailed: return "failed to simulate";
     case PlanStatus::kSimulated: break;
@@ -236,6 +264,22 @@ int PlanResult::simulated() const {
                                         [](const PlanCandidate& c) { return c.status == PlanStatus::kSimulated; }));
 }
 
+int PlanResult::reused() const {
+  return static_cast<int>(std::count_if(candidates.begin(), candidates.end(), [](const PlanCandidate& c) {
+    return c.status == PlanStatus::kSimulated && c.reused;
+  }));
+}
+
+std::string plan_record_key(const std::string& platform, const PlanLayout& layout) {
+  return platform + " " + layout.name();
+}
+
+void check_plan_inputs(const PlanRequest& r) {
+  const workloads::WorkloadSpec base =
+      workloads::load_workload(r.base.workload, split_set_options(r.base.overrides).workload);
+  check_plan_platform(r, base.precision);
+}
+
 PlanResult plan_layouts(const PlanRequest& r) {
   const SplitOverrides split = split_set_options(r.base.overrides);
   const workloads::WorkloadSpec base = workloads::load_workload(r.base.workload, split.workload);
@@ -248,6 +292,8 @@ PlanResult plan_layouts(const PlanRequest& r) {
   out.npus_per_node = platform.shape.npus_per_node;
   out.hbm_bytes = platform.shape.cluster->npu.hbm_capacity_bytes;
   out.peak_flops = platform.rates.peak_flops;
+  out.node_out_Bps = platform.links.node_out_Bps;
+  out.rank_in_Bps = platform.links.rank_in_Bps;
   out.global_batch = r.global_batch.value_or(base.parallel.global_batch);
   out.sequence_length = base.parallel.sequence_length;
 

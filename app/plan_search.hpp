@@ -30,6 +30,12 @@ struct PlanRequest {
   int parallel = 1;         // children simulating at once
   int max_candidates = 32;  // only the first this many by bound may be simulated
   std::function<void(const std::string& line)> progress;  // what the search is doing, one line at a time
+  // Simulations an earlier plan of the same inputs finished (a results file,
+  // tools/plan_results.hpp), keyed by plan_record_key: `earlier` gives one's
+  // step as `finished` was told it (JSON text), or nullopt; such a layout is
+  // not simulated again. `finished` hears each new simulation as it ends.
+  std::function<std::optional<std::string>(const std::string& key)> earlier;
+  std::function<void(const std::string& key, const std::string& step)> finished;
 };
 
 // What a simulated layout's report says, as the plan ranks and prints it.
@@ -59,13 +65,17 @@ struct PlanCandidate {
   PlanLayout layout;
   PlanStatus status = PlanStatus::kInvalid;
   std::string key;            // kInvalid: the key at fault; kFailed: the message
-  double bound_s = 0;         // plan_step_bound_s; 0 when kInvalid
+  double bound_s = 0;         // the larger of the two below; 0 when kInvalid
+  double compute_bound_s = 0;  // plan_step_bound_s: model FLOPs and the pipeline's fill and drain
+  double comm_bound_s = 0;     // plan_comm_bound_s: the bytes the NICs and scale-up links must carry
+  bool bound_by_comm() const { return comm_bound_s > compute_bound_s; }
   double memory_bytes = 0;    // per rank, the fullest stage (docs/memory.md); 0 when kInvalid
   std::optional<PlanStep> step;  // kSimulated only
   // The workload's own layout (its [parallel] and [memory] keys, at the
   // plan's global batch): simulated whatever its bound, first, so the
   // ranking says where it stands.
   bool own = false;
+  bool reused = false;  // its step came from an earlier plan's results (PlanRequest::earlier)
 };
 
 struct PlanResult {
@@ -75,6 +85,8 @@ struct PlanResult {
   int npus_per_node = 0;
   double hbm_bytes = 0;   // per NPU
   double peak_flops = 0;  // the bound's peak per NPU
+  double node_out_Bps = 0;  // the communication bound's rates (plan_comm_bound.hpp's PlanLinks)
+  double rank_in_Bps = 0;
   std::int64_t global_batch = 0;
   std::int64_t sequence_length = 0;
   long long considered = 0;  // every combination of the dimensions' values
@@ -89,7 +101,16 @@ struct PlanResult {
   // the rest by status and bound; ties by PlanLayout::operator<.
   std::vector<PlanCandidate> candidates;
   int simulated() const;
+  int reused() const;  // of the simulated, those whose step an earlier plan found
 };
+
+// The key of `layout` on `platform` (as given) in a plan's results file.
+std::string plan_record_key(const std::string& platform, const PlanLayout& layout);
+
+// Reads and checks the workload and every platform as plan_layouts does
+// before it enumerates: the files a plan's results depend on, for
+// core/input_file.hpp's InputFileLog. Throws as plan_layouts would.
+void check_plan_inputs(const PlanRequest& request);
 
 // Runs the search. Throws InputError for bad options (an XML platform: no
 // HBM to fit; --npus that is not a whole number of the platform's nodes).

@@ -20,7 +20,13 @@ const char* file_kind(mode_t mode) {
   return "not a file";
 }
 
+InputFileLog* active_log = nullptr;
+
 }  // namespace
+
+InputFileLog::InputFileLog() : outer_(active_log) { active_log = this; }
+
+InputFileLog::~InputFileLog() { active_log = outer_; }
 
 FileError::FileError(std::string path, std::string problem)
     : InputError(SourceLocation{std::move(path)}, "", std::move(problem)) {}
@@ -50,6 +56,7 @@ std::string read_input_file(const std::string& path) {
       throw FileError(path, fmt::format("file is larger than the input limit of {} MiB", kMaxInputFileBytes >> 20));
   }
   if (in.bad()) throw FileError(path, "cannot read file");
+  if (active_log) active_log->files_.emplace_back(path, text);
   return text;
 }
 

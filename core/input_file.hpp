@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -38,5 +40,23 @@ void check_regular_file(const std::string& path);
 // The whole text of an input file (check_regular_file first, then a read
 // bounded by kMaxInputFileBytes); FileError for either.
 std::string read_input_file(const std::string& path);
+
+// Every input file read_input_file reads while one lives, with its text, in
+// the order read: what a result depends on (a plan's results file is keyed
+// by its inputs' contents, tools/plan_results.hpp). One is active at a
+// time; a nested one hears the reads until it ends, then the outer again.
+class InputFileLog {
+ public:
+  InputFileLog();
+  ~InputFileLog();
+  InputFileLog(const InputFileLog&) = delete;
+  InputFileLog& operator=(const InputFileLog&) = delete;
+  const std::vector<std::pair<std::string, std::string>>& files() const { return files_; }  // (path, text)
+
+ private:
+  friend std::string read_input_file(const std::string& path);
+  std::vector<std::pair<std::string, std::string>> files_;
+  InputFileLog* outer_ = nullptr;
+};
 
 }  // namespace epsim

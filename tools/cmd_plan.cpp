@@ -1,6 +1,6 @@
 // `epsim plan --platform P [--platform Q ...] --workload W [--set k=v]... [--npus N]
 //   [--global-batch B] [--micro-batch-sizes 1,2,4] [--top K] [--max-candidates N] [-j J]
-//   [--json] [--emit-sweep FILE]`: which layout, for this model, on this cluster
+//   [--json] [--emit-sweep FILE] [--results FILE|none]`: which layout, for this model, on this cluster
 // (docs/plan.md). The search is app/plan_search.hpp's.
 #include <algorithm>
 #include <cstdint>
@@ -8,14 +8,17 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "app/plan_report.hpp"
 #include "app/plan_search.hpp"
+#include "tools/plan_results.hpp"
 #include "tools/plan_sweep_file.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "tools/command.hpp"
 #include "tools/option_checks.hpp"
 #include "tools/output_file.hpp"
@@ -38,7 +41,35 @@ struct PlanState {
   bool json = false;
   bool quiet = false;
   std::string emit_sweep;
+  std::string results;  // "" = the default file; "none" = no results file
 };
+
+// What a layout's step depends on besides its layout: the options that
+// shape the layouts and their steps (not --top, -j, --json, -q, the
+// outputs, nor --max-candidates: a larger one reuses the smaller one's steps).
+std::vector<std::string> digest_arguments(const PlanState& s) {
+  std::vector<std::string> args = {"--workload", s.workload, "--stack", s.stack};
+  for (const std::string& p : s.platforms) args.insert(args.end(), {"--platform", p});
+  for (const std::string& o : s.overrides) args.insert(args.end(), {"--set", o});
+  args.insert(args.end(), {"--npus", s.npus ? std::to_string(*s.npus) : "", "--global-batch",
+                           s.global_batch ? std::to_string(*s.global_batch) : ""});
+  for (const std::string& m : s.micro_batch_sizes) args.insert(args.end(), {"--micro-batch-sizes", m});
+  return args;
+}
+
+// The results file, locked, or none (--results none). The inputs are read
+// once here, as the search reads them first, to digest their contents.
+std::optional<PlanResultsFile> open_results(const PlanState& s, const std::vector<app::PlanRequest>& requests,
+                                            const std::vector<NamedInput>& inputs) {
+  if (s.results == "none") return std::nullopt;
+  InputFileLog log;
+  for (const app::PlanRequest& r : requests) app::check_plan_inputs(r);
+  const std::string digest = plan_digest(digest_arguments(s), log.files());
+  const std::string path = s.results.empty() ? default_plan_results(digest) : s.results;
+  check_output_path("--results", path);
+  refuse_input_as_output("--results", path, inputs);
+  return std::optional<PlanResultsFile>(std::in_place, path, digest);
+}
 
 int run(const PlanState& s) {
   if (!s.emit_sweep.empty() && s.platforms.size() > 1)
@@ -50,14 +81,15 @@ int run(const PlanState& s) {
       throw option_error("--micro-batch-sizes", fmt::format("{} is given twice (each size is tried once)", size));
     micro_batch.push_back(size);
   }
+  std::vector<NamedInput> inputs = {{"--workload", s.workload}};
+  for (const std::string& platform : s.platforms) inputs.push_back({"--platform", platform});
+  if (!s.stack.empty()) inputs.push_back({"--stack", s.stack});
   std::optional<OutputFile> sweep;  // opened before the search, so a bad path costs nothing
   if (!s.emit_sweep.empty()) {
-    std::vector<NamedInput> inputs = {{"--workload", s.workload}};
-    for (const std::string& platform : s.platforms) inputs.push_back({"--platform", platform});
     refuse_input_as_output("--emit-sweep", s.emit_sweep, inputs);
     sweep.emplace("--emit-sweep", s.emit_sweep);
   }
-  std::vector<app::PlanResult> results;
+  std::vector<app::PlanRequest> requests;
   for (const std::string& platform : s.platforms) {
     app::PlanRequest request;
     request.base.platform = platform;
@@ -70,6 +102,17 @@ int run(const PlanState& s) {
     request.parallel = s.jobs;
     request.max_candidates = s.max_candidates;
     if (!s.quiet) request.progress = [](const std::string& line) { std::cerr << "epsim plan: " << line << "\n"; };
+    requests.push_back(request);
+  }
+  std::optional<PlanResultsFile> store = open_results(s, requests, inputs);
+  if (store && !s.quiet)
+    std::cerr << fmt::format("epsim plan: results in {} ({} finished earlier)\n", store->path(), store->records());
+  std::vector<app::PlanResult> results;
+  for (app::PlanRequest& request : requests) {
+    if (store) {
+      request.earlier = [&store](const std::string& key) { return store->earlier(key); };
+      request.finished = [&store](const std::string& key, const std::string& step) { store->finished(key, step); };
+    }
     results.push_back(app::plan_layouts(request));
   }
   // A spec with no point is one `sweep` refuses: say so instead of writing it (the report says why).
@@ -127,6 +170,10 @@ Command add_plan_command(CLI::App& epsim) {
   cmd->add_flag("-q,--quiet", state->quiet, "no progress lines on stderr");
   cmd->add_option("--emit-sweep", state->emit_sweep,
                   "write a sweep spec (docs/sweep.md) over the layouts that pass every check, to run with `epsim sweep`")
+      ->check(file_name());
+  cmd->add_option("--results", state->results,
+                  "append each simulated layout to this JSON-lines file and reuse the ones an earlier plan of the "
+                  "same inputs finished (default: $XDG_CACHE_HOME/epsim/plan/DIGEST.jsonl; none: no file)")
       ->check(file_name());
   return Command{cmd, [state] { return run(*state); }};
 }

@@ -4,6 +4,7 @@
 
 #include "app/plan_bound.hpp"
 #include "app/plan_candidates.hpp"
+#include "app/plan_comm_bound.hpp"
 #include "topology/cluster_spec.hpp"
 #include "workloads/workload_loader.hpp"
 
@@ -107,6 +108,12 @@ TEST_CASE("the bound: one stage's work, full recomputation a third more, the 1F1
   const double one8 = epsim::app::plan_step_bound_s(tiny({"model.layers=8", "parallel.pp=1", "parallel.micro_batches=4"}),
                                                     unit_rates());
   CHECK(vpp2 == Approx(one8 / 4 * (4 + 1.5) / 4).epsilon(1e-3));
+  // The chains alone: on 4 alike 1F1B stages, the last waits for 3 stages' forward and their backward.
+  const std::vector<double> chains = epsim::app::plan_fill_drain_s(
+      tiny({"parallel.pp=4", "parallel.dp=8", "parallel.micro_batches=4"}), unit_rates());
+  REQUIRE(chains.size() == 4);
+  CHECK(chains[0] == 0);
+  CHECK(chains[3] == Approx(one / 4 * 3 / 4).epsilon(1e-3));  // 3 of the 4 stages' (F + B) of one pass
 }
 
 TEST_CASE("the bound's rates: the GEMM dtype's peak, its fallback's on an NPU without it, times each class's best") {
@@ -131,4 +138,79 @@ TEST_CASE("the bound's rates: the GEMM dtype's peak, its fallback's on an NPU wi
   CHECK(epsim::app::plan_rates(c, p).peak_flops == 400);
   c.npu.flops_fp8 = 200;
   CHECK(epsim::app::plan_rates(c, p).peak_flops == 200);
+}
+
+TEST_CASE("expected remote nodes per token: the seeds' exact form, and a node limit's min(limit, D)") {
+  using epsim::app::expected_remote_nodes;
+  // Unlimited: E[D] = N(1 - C(E-g, k)/C(E, k)) (workloads::distinct_ranks_exact), (N-1)/N of it remote.
+  CHECK(expected_remote_nodes(8, 32, 8, 0) ==
+        Approx(epsim::workloads::distinct_ranks_exact(8, 256, 8) * 7 / 8).epsilon(1e-12));
+  CHECK(expected_remote_nodes(32, 8, 8, 0) ==
+        Approx(epsim::workloads::distinct_ranks_exact(32, 256, 8) * 31 / 32).epsilon(1e-12));
+  // 4 nodes of 2 experts, top-2: both on one node with probability 4/28, else two nodes.
+  CHECK(expected_remote_nodes(4, 2, 2, 0) == Approx((4.0 / 28 + 2 * 24.0 / 28) * 3 / 4).epsilon(1e-12));
+  CHECK(expected_remote_nodes(4, 2, 2, 1) == Approx(1.0 * 3 / 4).epsilon(1e-12));  // a token keeps to one node
+  CHECK(expected_remote_nodes(4, 2, 2, 4) == expected_remote_nodes(4, 2, 2, 0));   // a limit that does not bind
+  CHECK(expected_remote_nodes(1, 32, 8, 0) == 0);  // one node: nothing leaves it
+  // DeepSeek-V3 at EP64 on 8 nodes, at most 4 nodes per token: just under 4 nodes hit, 7/8 of them remote.
+  const double ds = expected_remote_nodes(8, 32, 8, 4);
+  CHECK(ds < 4 * 7.0 / 8);
+  CHECK(ds > 3.9 * 7.0 / 8);
+}
+
+TEST_CASE("the communication bound's rates: line rates times the larger efficiency, every path into a rank") {
+  epsim::topology::ClusterSpec c;
+  c.node.npus = 8;
+  c.node.fabric = epsim::topology::NodeFabricKind::kMesh;
+  c.node.link_bandwidth_Bps = 50e9;
+  c.node.link_efficiency = 0.8;
+  c.node.low_latency_efficiency = 0.9;
+  epsim::topology::ScaleoutSpec s;
+  s.nic_bandwidth_Bps = 25e9;
+  s.nic_efficiency = 0.5;
+  s.low_latency_efficiency = 0.4;
+  c.scaleout = s;
+  epsim::app::PlanLinks l = epsim::app::plan_links(c);
+  CHECK(l.node_out_Bps == Approx(8 * 25e9 * 0.5));            // eight NICs
+  CHECK(l.rank_in_Bps == Approx(7 * 50e9 * 0.9 + 25e9 * 0.5));  // seven mesh pairs and a NIC
+  c.node.fabric = epsim::topology::NodeFabricKind::kSwitch;
+  c.scaleout->nic_per_npu = false;
+  l = epsim::app::plan_links(c);
+  CHECK(l.node_out_Bps == Approx(25e9 * 0.5));  // one NIC per node
+  CHECK(l.rank_in_Bps == Approx(50e9 * 0.9 + 25e9 * 0.5));  // a switch port and the NIC
+  c.supernode = epsim::topology::SupernodeSpec{};
+  c.supernode->port_bandwidth_Bps = 100e9;
+  l = epsim::app::plan_links(c);
+  CHECK(l.node_out_Bps == 0);  // cross-node traffic may take the supernode's ports: no NIC bound
+  CHECK(l.rank_in_Bps == Approx(50e9 * 0.9 + 25e9 * 0.5 + 100e9));
+  c.kernels.package_npus = 2;
+  CHECK(epsim::app::plan_links(c).rank_in_Bps == 0);  // a package link it does not see: no rank bound
+}
+
+TEST_CASE("the communication bound: each stage's all-to-all bytes off its nodes, at 95 % of uniform routing's") {
+  using epsim::workloads::Dtype;
+  const epsim::app::PlanLinks links{8, 100e9, 0};  // 100 GB/s out of a node; no rank term
+  // EP16 over two nodes of 8, uniform routing, no node limit, one stage.
+  const std::vector<std::string> uniform = {"routing.kind=\"uniform\"", "model.node_limit=0", "parallel.ep=16",
+                                            "parallel.dp=16", "parallel.pp=1", "parallel.micro_batches=4"};
+  const auto w = tiny(uniform);
+  const double grad = epsim::workloads::token_bytes(Dtype::kBf16, 512, w.precision.scale_block);
+  const double per_token = epsim::workloads::dispatch_bytes_per_token(w) + epsim::workloads::combine_bytes_per_token(w) + 2 * grad;
+  const double remote = 0.95 * epsim::app::expected_remote_nodes(2, 16, 4, 0);
+  const double node_bytes = 4 /* micro-batches */ * 4 /* MoE layers */ * 8 * 256.0 /* tokens per rank */ * remote * per_token;
+  CHECK(epsim::app::plan_comm_bound_s(w, links) == Approx(node_bytes / 100e9).epsilon(1e-12));
+  // Full recomputation sends each layer's dispatch again.
+  std::vector<std::string> full = uniform;
+  full.push_back("memory.recompute=\"full\"");
+  CHECK(epsim::app::plan_comm_bound_s(tiny(full), links) ==
+        Approx((node_bytes + 4 * 4 * 8 * 256.0 * remote * epsim::workloads::dispatch_bytes_per_token(w)) / 100e9).epsilon(1e-12));
+  // Skewed routing: only what every routing must send (top-4 of 16 experts per node may all stay home).
+  std::vector<std::string> zipf = uniform;
+  zipf[0] = "routing.kind=\"zipf\"";
+  CHECK(epsim::app::plan_comm_bound_s(tiny(zipf), links) == 0);
+  // The stage's fill and drain come on top: none of its all-to-alls runs outside them.
+  CHECK(epsim::app::plan_comm_bound_s(w, links, {0.25}) == Approx(node_bytes / 100e9 + 0.25).epsilon(1e-12));
+  CHECK(epsim::app::plan_fill_drain_s(w, unit_rates()) == std::vector<double>{0.0});  // one stage: no chain
+  // EP8 on one node: nothing leaves it.
+  CHECK(epsim::app::plan_comm_bound_s(tiny({"routing.kind=\"uniform\"", "parallel.pp=1"}), links) == 0);
 }

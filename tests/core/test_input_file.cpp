@@ -70,3 +70,25 @@ TEST_CASE("one physical-range table: edges are inside, a step past them is not",
         "1e-311 B/s is outside the physical range [1000, 1e+15] B/s");
   CHECK_FALSE(physical_range_problem(Physical::kEfficiency, std::nan("")).empty());
 }
+
+TEST_CASE("an input file log hears every file read while it lives, nested ones first", "[input]") {
+  const fs::path dir = fs::temp_directory_path() / ("epsim-log-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string a = (dir / "a.toml").string(), b = (dir / "b.toml").string();
+  std::ofstream(a) << "x = 1\n";
+  std::ofstream(b) << "y = 2\n";
+  read_input_file(a);  // no log: nothing is kept
+  InputFileLog outer;
+  read_input_file(a);
+  {
+    InputFileLog inner;
+    read_input_file(b);
+    REQUIRE(inner.files().size() == 1);
+    CHECK(inner.files()[0] == std::pair<std::string, std::string>{b, "y = 2\n"});
+  }
+  read_input_file(b);
+  REQUIRE(outer.files().size() == 2);
+  CHECK(outer.files()[0].second == "x = 1\n");
+  CHECK(outer.files()[1].first == b);
+  fs::remove_all(dir);
+}

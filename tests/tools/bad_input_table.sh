@@ -12,6 +12,8 @@ IFS=$'\t' read -r _ command expected_rc pattern <<<"$row"
 pattern="${pattern//\\/\\\\}"; pattern="${pattern//\[/\\[}"; pattern="${pattern//\]/\\]}"; pattern="${pattern//\?/\\?}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+# A plan keeps its results under the cache folder: this row's own, never the user's.
+export XDG_CACHE_HOME="$tmp/cache"
 export epsim tmp
 timeout 120 bash -c "\"\$epsim\" $command" >"$tmp/.out" 2>"$tmp/.err"
 rc=$?

@@ -70,7 +70,7 @@ class LockedFile {
 
 }  // namespace
 
-DriverLock::DriverLock(const std::string& results) {
+DriverLock::DriverLock(const std::string& results, const std::string& command) {
   const std::string lock = results + ".lock";
   fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) fail("cannot open the lock file " + lock, results);
@@ -80,7 +80,7 @@ DriverLock::DriverLock(const std::string& results) {
     ::close(fd_);
     fd_ = -1;
     if (err == EWOULDBLOCK)
-      throw option_error("--results", results + ": another sweep is writing it (" + lock +
+      throw option_error("--results", results + ": another " + command + " is writing it (" + lock +
                                           " is locked); wait for it or choose another --results");
     errno = err;
     fail("cannot lock " + lock, results);

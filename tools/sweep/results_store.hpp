@@ -23,15 +23,15 @@ void append_result(const std::string& path, const nlohmann::json& record);
 // not a regular file (/dev/full reads without end).
 std::vector<nlohmann::json> read_results(const std::string& path);
 
-// The one sweep driver that writes `results`: an exclusive, non-blocking
-// flock on "<results>.lock" (beside it, kept: removing it would let two
-// drivers lock two files), held while the object lives and not inherited by
-// the workers (O_CLOEXEC), which append under their own per-record lock.
-// Throws option_error("--results", "<results>: another sweep is writing it
-// (<lock> is locked); wait for it or choose another --results").
+// The one sweep (or plan) driver that writes `results`: an exclusive,
+// non-blocking flock on "<results>.lock" (beside it, kept: removing it would
+// let two drivers lock two files), held while the object lives and not
+// inherited by the workers (O_CLOEXEC), which append under their own
+// per-record lock. Throws option_error("--results", "<results>: another
+// <command> is writing it (<lock> is locked); wait for it or choose another --results").
 class DriverLock {
  public:
-  explicit DriverLock(const std::string& results);
+  explicit DriverLock(const std::string& results, const std::string& command = "sweep");
   ~DriverLock();
   DriverLock(const DriverLock&) = delete;
   DriverLock& operator=(const DriverLock&) = delete;

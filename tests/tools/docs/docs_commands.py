@@ -248,8 +248,11 @@ def main():
                     continue
                 ran += 1
                 try:
-                    r = subprocess.run(["bash", "-c", shell], cwd=copy, env=env, capture_output=True, text=True,
-                                       timeout=TIMEOUT_S)
+                    # Each command its own cache folder: a plan's results file (docs/plan.md) never
+                    # carries one command's simulations into the next, as on a user's first run.
+                    cache = os.path.join(tmp, f"cache{ran}")
+                    r = subprocess.run(["bash", "-c", shell], cwd=copy, env=dict(env, XDG_CACHE_HOME=cache),
+                                       capture_output=True, text=True, timeout=TIMEOUT_S)
                 except subprocess.TimeoutExpired:
                     print(f"FAIL {where}: {command}\n  no answer within {TIMEOUT_S} s")
                     failures += 1

@@ -12,7 +12,7 @@ children_of() { ps -o pid= --ppid "$1" | tr -d ' '; }
 running() { local state; state="$(ps -o stat= -p "$1" 2>/dev/null)" && [ -n "$state" ] && [ "${state#Z}" = "$state" ]; }
 
 for sig in KILL TERM; do
-  "$epsim" plan --platform a2 --workload deepseek-v3 --set node.count=64 -j 2 -q >/dev/null 2>/tmp/plan_sigkill.$$ &
+  "$epsim" plan --platform a2 --workload deepseek-v3 --set node.count=64 -j 2 -q --results none >/dev/null 2>/tmp/plan_sigkill.$$ &
   pid=$!
   children=""
   for _ in $(seq 1 300); do  # up to 30 s for the first layouts to start
