@@ -38,13 +38,14 @@ struct Point {
 };
 
 std::vector<double> shape_of(const Operator& op) {
+  const auto ln = [](double x) { return std::log(std::max(x, 1.0)); };  // an empty dimension sits at 1, never -inf
   switch (op.op_class) {
-    case OpClass::kGemm: return {std::log(op.m), std::log(op.n), std::log(op.k)};
-    case OpClass::kGroupedGemm: return {std::log(op.m), std::log(op.n), std::log(op.k), std::log(op.groups)};
+    case OpClass::kGemm: return {ln(op.m), ln(op.n), ln(op.k)};
+    case OpClass::kGroupedGemm: return {ln(op.m), ln(op.n), ln(op.k), ln(op.groups)};
     case OpClass::kAttention:
     case OpClass::kAttentionBackward:  // by head width, context and size (heads x tokens)
-      return {std::log(op.head_dim), std::log(op.context), std::log(op.flops)};
-    default: return {std::log(op.bytes)};
+      return {ln(op.head_dim), ln(op.context), ln(op.flops)};
+    default: return {ln(op.bytes)};
   }
 }
 
