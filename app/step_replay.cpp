@@ -25,7 +25,8 @@ StepPlan plan_step(const workloads::WorkloadSpec& w, Exactness exact) {
   plan.reduction.full_ranks = w.parallel.world();
   plan.reduction.applicable =
       workloads::fold_refusal(w.parallel).empty() ||
-      workloads::steady_state(w.parallel.schedule, w.parallel.pp, w.parallel.vpp, w.parallel.micro_batches);
+      workloads::steady_state(w.parallel.schedule, w.parallel.pp, w.parallel.vpp, w.parallel.micro_batches,
+                              w.parallel.moe_a2a_overlap);
   if (exact == Exactness::kFull) {
     plan.replayed = w;
     plan.reduction.off = "--exact full";
@@ -34,7 +35,8 @@ StepPlan plan_step(const workloads::WorkloadSpec& w, Exactness exact) {
   const std::string fold_off = workloads::fold_refusal(w.parallel);
   plan.replayed = fold_off.empty() ? workloads::fold_replicas(w) : w;
   plan.reduction.replicas = plan.replayed.parallel.folded_replicas;
-  plan.steady = workloads::steady_state(w.parallel.schedule, w.parallel.pp, w.parallel.vpp, w.parallel.micro_batches);
+  plan.steady = workloads::steady_state(w.parallel.schedule, w.parallel.pp, w.parallel.vpp, w.parallel.micro_batches,
+                              w.parallel.moe_a2a_overlap);
   if (!plan.reduction.reduced() && !plan.steady) plan.reduction.off = fold_off;
   return plan;
 }

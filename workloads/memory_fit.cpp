@@ -174,7 +174,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const MemoryInputs& in, int sta
 
   // Activations kept for backward over the micro-batches in flight.
   const double t = static_cast<double>(in.micro_batch_tokens);
-  b.in_flight_micro_batches = in_flight_micro_batches(in.schedule, L.pp, in.vpp, in.micro_batches, stage);
+  b.in_flight_micro_batches = in_flight_micro_batches(in.schedule, L.pp, in.vpp, in.micro_batches, stage, in.a2a_overlap);
   auto layer_bytes = [&](bool moe, const MemoryInputs& mi) {
     const LayerActivation la = layer_activation(m, mi, moe);
     return t * (la.dense / L.tp + la.routed + la.routed_ffn / L.etp);
@@ -231,17 +231,20 @@ ParameterCount count_parameters(const ModelSpec& m) {
   return {total, total - unused};
 }
 
-double in_flight_micro_batches(PipelineSchedule schedule, int pp, int vpp, int micro_batches, int stage) {
+double in_flight_micro_batches(PipelineSchedule schedule, int pp, int vpp, int micro_batches, int stage,
+                               bool a2a_overlap) {
   const double m = micro_batches;
+  // The overlap's extra warm-up forward (pipeline_order()).
+  const double overlap = a2a_overlap ? 1.0 : 0.0;
   switch (schedule) {
     case PipelineSchedule::kGpipe: return m;
-    case PipelineSchedule::kOneFOneB: return std::min<double>(pp - stage, m);
+    case PipelineSchedule::kOneFOneB: return std::min<double>(pp - stage + overlap, m);
     case PipelineSchedule::kInterleaved: {
       // Megatron runs the plain 1F1B schedule without virtual stages.
-      if (vpp <= 1) return std::min<double>(pp - stage, m);
+      if (vpp <= 1) return std::min<double>(pp - stage + overlap, m);
       // Megatron's warm-up: 2 (pp - stage - 1) + (vpp - 1) pp chunk forwards,
       // plus the one in the steady state; a chunk is 1/vpp of the stage.
-      const double chunks = 2.0 * (pp - stage - 1) + (vpp - 1.0) * pp + 1.0;
+      const double chunks = 2.0 * (pp - stage - 1) + (vpp - 1.0) * pp + 1.0 + overlap;
       return std::min(chunks, m * vpp) / vpp;
     }
     case PipelineSchedule::kDualPipe: return std::min<double>(pp + 1, m);
@@ -273,6 +276,7 @@ MemoryInputs current_memory_inputs(const WorkloadSpec& w) {
   // micro-batch's forward then its backward, as Megatron accumulates
   // gradients): one micro-batch in flight.
   in.schedule = w.parallel.schedule;
+  in.a2a_overlap = w.parallel.moe_a2a_overlap;
   in.recompute = w.memory.recompute;
   in.zero_stage = w.memory.zero_stage;
   in.gemm = w.precision.gemm;

@@ -27,6 +27,7 @@ struct MemoryInputs {
   int micro_batches = 1;
   std::int64_t micro_batch_tokens = 0;  // tokens per rank per micro-batch
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  bool a2a_overlap = false;  // Megatron's 1F1B all-to-all overlap: one more warm-up forward in flight
   Recompute recompute = Recompute::kNone;
   int zero_stage = 0;  // 0: every rank holds all optimizer state; 1: sharded over DP (dense) and EDP (experts)
   Dtype gemm = Dtype::kBf16;      // GEMM inputs are cached in this dtype (FP8: 1 B + a 4 B scale per scale_block)
@@ -66,7 +67,8 @@ struct ParameterCount {
 ParameterCount count_parameters(const ModelSpec& model);
 
 // Micro-batches whose activations a stage holds at its peak (docs/memory.md).
-double in_flight_micro_batches(PipelineSchedule schedule, int pp, int vpp, int micro_batches, int stage);
+double in_flight_micro_batches(PipelineSchedule schedule, int pp, int vpp, int micro_batches, int stage,
+                               bool a2a_overlap);
 
 // Activation bytes one token leaves in one layer for backward (MoE layer
 // when `moe`, else dense FFN layer), before TP division.

@@ -65,7 +65,8 @@ int chunk_position(PipelineSchedule schedule, int pp, int chunk) {
   return schedule == PipelineSchedule::kDualPipe ? chunk % pp : chunk;
 }
 
-std::vector<std::vector<PipelinePass>> pipeline_order(PipelineSchedule schedule, int pp, int vpp, int micro_batches) {
+std::vector<std::vector<PipelinePass>> pipeline_order(PipelineSchedule schedule, int pp, int vpp, int micro_batches,
+                                                      bool a2a_overlap) {
   if (schedule == PipelineSchedule::kDualPipe) {
     std::vector<std::vector<PipelinePass>> out;
     for (int s = 0; s < pp; ++s) out.push_back(dualpipe_stage(s, pp, micro_batches));
@@ -75,12 +76,15 @@ std::vector<std::vector<PipelinePass>> pipeline_order(PipelineSchedule schedule,
   std::vector<std::vector<PipelinePass>> out(static_cast<std::size_t>(pp));
   const int total = micro_batches * vpp;
   for (int s = 0; s < pp; ++s) {
-    const int warmup = std::min(total, vpp == 1 ? pp - s - 1 : (pp - s - 1) * 2 + (vpp - 1) * pp);
+    const int overlap = a2a_overlap ? 1 : 0;
+    const int warmup = std::min(total, (vpp == 1 ? pp - s - 1 : (pp - s - 1) * 2 + (vpp - 1) * pp) + overlap);
     auto& order = out[static_cast<std::size_t>(s)];
     int f = 0, b = 0;
     while (f < warmup) order.push_back(virtual_pass(f++, true, s, pp, vpp));
     while (f < total) {
-      order.push_back(virtual_pass(f++, true, s, pp, vpp));
+      PipelinePass forward = virtual_pass(f++, true, s, pp, vpp);
+      forward.paired = a2a_overlap;
+      order.push_back(forward);
       order.push_back(virtual_pass(b++, false, s, pp, vpp));
     }
     while (b < total) order.push_back(virtual_pass(b++, false, s, pp, vpp));
@@ -88,14 +92,16 @@ std::vector<std::vector<PipelinePass>> pipeline_order(PipelineSchedule schedule,
   return out;
 }
 
-std::optional<SteadyState> steady_state(PipelineSchedule schedule, int pp, int vpp, int micro_batches) {
+std::optional<SteadyState> steady_state(PipelineSchedule schedule, int pp, int vpp, int micro_batches,
+                                       bool a2a_overlap) {
   // One stage runs 1F1B at pp = 1 (micro-batches one after another, the
   // gradient sync beside the last one's backward): 1F1B's 2 pp and 2 hold.
   SteadyState s;
+  const int overlap = a2a_overlap ? 1 : 0;
   // Stage 0's interleaved warm-up, in groups of pp micro-batches through all vpp chunks (rounded up).
-  const int warm_up_groups = (2 * (pp - 1) + (vpp - 1) * pp + vpp * pp - 1) / (vpp * pp);
+  const int warm_up_groups = (2 * (pp - 1) + (vpp - 1) * pp + overlap + vpp * pp - 1) / (vpp * pp);
   switch (schedule) {
-    case PipelineSchedule::kOneFOneB: s = {2 * pp, 2}; break;
+    case PipelineSchedule::kOneFOneB: s = {2 * pp + 2 * overlap, 2}; break;
     case PipelineSchedule::kInterleaved: s = {(2 + warm_up_groups) * pp, pp}; break;
     case PipelineSchedule::kDualPipe: s = {2 * pp + 2, 2}; break;
     case PipelineSchedule::kGpipe: return std::nullopt;

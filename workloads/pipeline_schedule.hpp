@@ -22,8 +22,9 @@ struct PipelinePass {
   bool forward = true;
   int micro_batch = 0;
   int chunk = 0;
-  // DualPipe's F&B: this pass and the stage's next one (a forward and a
-  // backward of two micro-batches) run as one overlapped pair.
+  // DualPipe's F&B or Megatron's overlapped 1F1B: this pass and the
+  // stage's next one (a forward and a backward of two micro-batches) run
+  // as one overlapped pair.
   bool paired = false;
   bool operator==(const PipelinePass& o) const {
     return forward == o.forward && micro_batch == o.micro_batch && chunk == o.chunk && paired == o.paired;
@@ -46,7 +47,12 @@ struct PipelinePass {
 // every steady-state pair is overlapped (DualPipe's code runs the middle
 // stages' first pair one after the other, saving one F of bubble), so the
 // bubble is the published (pp/2 - 1)(F&B + B - 3W) with W = 0 (tested).
-std::vector<std::vector<PipelinePass>> pipeline_order(PipelineSchedule schedule, int pp, int vpp, int micro_batches);
+// With Megatron's 1F1B all-to-all overlap (`a2a_overlap`, 1F1B on one
+// stage or interleaved): one more warm-up forward, and each steady-state
+// forward is paired with the backward after it (Megatron-Core's
+// combined_forward_backward_helper; one stage: F0, F1&B0, ..., B(m-1)).
+std::vector<std::vector<PipelinePass>> pipeline_order(PipelineSchedule schedule, int pp, int vpp, int micro_batches,
+                                                      bool a2a_overlap);
 
 // The steady state of a schedule, for the replay's reduction (docs/simulator.md,
 // "Exact reductions"): with `first` micro-batches every stage runs at least
@@ -60,13 +66,16 @@ std::vector<std::vector<PipelinePass>> pipeline_order(PipelineSchedule schedule,
 // least), delta 2 (one more F&B pair per direction). One stage is 1F1B at
 // pp = 1: first 2, delta 2 (each micro-batch's forward and backward after
 // the one before: the step grows by one micro-batch's time from the first
-// on). Unset for GPipe and when replaying first and first + delta
+// on). The 1F1B all-to-all overlap's extra warm-up forward counts in the
+// interleaved warm-up; one stage, first 4, delta 2 (from F1&B0 on the
+// pairs repeat). Unset for GPipe and when replaying first and first + delta
 // micro-batches would cost as much as the `micro_batches` themselves.
 struct SteadyState {
   int first = 0;
   int delta = 0;
 };
-std::optional<SteadyState> steady_state(PipelineSchedule schedule, int pp, int vpp, int micro_batches);
+std::optional<SteadyState> steady_state(PipelineSchedule schedule, int pp, int vpp, int micro_batches,
+                                       bool a2a_overlap);
 
 // The stage that runs chunk c, and the chunk's slice of the layers (its
 // position along its direction): c % pp, c for 1F1B and interleaved.

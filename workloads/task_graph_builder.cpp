@@ -94,16 +94,17 @@ class Builder {
   // pass waiting for the stage's previous one; passes are listed as the
   // stages could run them (a pass once its input from the neighbouring
   // stage is listed), so every rank's in-order streams see them in order.
-  // A DualPipe pair (a forward and a backward of two micro-batches) waits
-  // for both inputs and lists the two passes layer by layer, neither
-  // waiting for the other, so one's all-to-all overlaps the other's
-  // compute; both outputs are sent when the pair is done.
+  // A pair (DualPipe's F&B, or Megatron's 1F1B all-to-all overlap: a
+  // forward and a backward of two micro-batches) waits for both inputs and
+  // lists the two passes layer by layer, neither waiting for the other, so
+  // one's all-to-all overlaps the other's compute; both outputs are sent
+  // when the pair is done.
   TaskGraph build_pipeline() {
     const ParallelSpec& p = w_.parallel;
     const int chunks = pipeline_chunks(p.schedule, p.pp, p.vpp);
     split_ = chunk_split();
     p2p_traffic_ = add_p2p_traffic();
-    const auto order = pipeline_order(p.schedule, p.pp, p.vpp, p.micro_batches);
+    const auto order = pipeline_order(p.schedule, p.pp, p.vpp, p.micro_batches, p.moe_a2a_overlap);
     const auto cell = [&](int chunk, int mb) { return static_cast<std::size_t>(chunk) * p.micro_batches + mb; };
     std::vector<TaskId> sent_forward(static_cast<std::size_t>(chunks) * p.micro_batches, -1);
     std::vector<TaskId> sent_backward(sent_forward.size(), -1);
@@ -187,9 +188,9 @@ class Builder {
                         : backward_chunk(pass.chunk, pass.micro_batch, s, std::move(in));
   }
 
-  // A forward and a backward chunk listed layer by layer (the backward's
-  // layer first), each chained only to itself: the replay runs one's
-  // compute while the other's dispatch or combine is in flight.
+  // A forward and a backward chunk listed layer by layer (pair_layer()),
+  // each chained only to itself: the replay runs one's compute while the
+  // other's dispatch or combine is in flight.
   std::pair<std::vector<TaskId>, std::vector<TaskId>> run_pair(const PipelinePass& a, const PipelinePass& b, int s,
                                                                std::vector<TaskId> a_in, std::vector<TaskId> b_in) {
     const PipelinePass& f = a.forward ? a : b;
@@ -199,10 +200,10 @@ class Builder {
     if (is_last_chunk(bw.chunk)) bwd = {head(Phase::kBackward, bw.micro_batch, bwd, s)};
     const auto fc = static_cast<std::size_t>(f.chunk), bc = static_cast<std::size_t>(bw.chunk);
     const int f_layers = split_.chunk_layers[fc], b_layers = split_.chunk_layers[bc];
-    for (int i = 0; i < std::max(f_layers, b_layers); ++i) {
-      if (i < b_layers) bwd = backward_layer(split_.chunk_first[bc] + b_layers - 1 - i, bw.micro_batch, bwd, s);
-      if (i < f_layers) fwd = forward_layer(split_.chunk_first[fc] + i, f.micro_batch, fwd, s);
-    }
+    for (int i = 0; i < std::max(f_layers, b_layers); ++i)
+      pair_layer(i < f_layers ? split_.chunk_first[fc] + i : -1,
+                 i < b_layers ? split_.chunk_first[bc] + b_layers - 1 - i : -1, f.micro_batch, bw.micro_batch, fwd, bwd,
+                 s);
     if (is_last_chunk(f.chunk)) fwd = {head(Phase::kForward, f.micro_batch, fwd, s)};
     if (a.forward) return {std::move(fwd), std::move(bwd)};
     return {std::move(bwd), std::move(fwd)};
@@ -415,36 +416,69 @@ class Builder {
     return add(std::move(t));
   }
 
-  // A layer's forward; with phase kRecompute the same kernels and
-  // collectives again before its backward, up to the expert GEMM: combine's
-  // output is the next layer's input, which full recomputation kept.
-  std::vector<TaskId> forward_layer(int l, int mb, const std::vector<TaskId>& in, int s = -1,
-                                    Phase phase = Phase::kForward) {
-    const TaskId attn = tp_all_reduce(
+  // A MoE layer's forward in the four pieces an overlapped pair interleaves
+  // (attention and router, dispatch, experts, combine), and its backward in
+  // its four (combine, experts, dispatch, router and attention).
+  struct MoeForward {
+    MoeForward(int layer, int micro_batch, int stage, Phase pass) : l(layer), mb(micro_batch), s(stage), phase(pass) {}
+    int l, mb, s;
+    Phase phase;
+    TaskId gate = -1, dispatch = -1, experts = -1;
+    std::vector<TaskId> out;  // the shared expert's, then combine's
+  };
+  struct MoeBackward {
+    MoeBackward(int layer, int micro_batch, int stage, std::vector<TaskId> input)
+        : l(layer), mb(micro_batch), s(stage), in(std::move(input)) {}
+    int l, mb, s;
+    std::vector<TaskId> in;
+    TaskId combine = -1, experts = -1, dispatch = -1;
+  };
+
+  TaskId forward_attention(int l, int mb, const std::vector<TaskId>& in, int s, Phase phase) {
+    return tp_all_reduce(
         phase, l, mb, compute(TaskKind::kAttention, phase, l, mb, Dtype::kBf16, sharded(attention_cost(full_, l)), in, s),
         s);
+  }
+  void forward_router(MoeForward& f, const std::vector<TaskId>& in) {
+    const TaskId attn = forward_attention(f.l, f.mb, in, f.s, f.phase);
+    f.gate = compute(TaskKind::kGate, f.phase, f.l, f.mb, Dtype::kFp32, gate_cost(w_), {attn}, f.s);
+  }
+  void forward_dispatch(MoeForward& f) {
+    f.dispatch = all_to_all(TaskKind::kDispatch, f.phase, f.l, f.mb, false, dispatch_bytes_per_token(w_), {f.gate}, f.s);
+  }
+  void forward_experts(MoeForward& f) {
+    f.experts = expert_gemm(f.phase, f.l, f.mb, f.dispatch, f.s);
+    if (w_.model.shared_experts > 0) {
+      f.out.push_back(tp_all_reduce(f.phase, f.l, f.mb,
+                                    compute(TaskKind::kSharedExpert, f.phase, f.l, f.mb, w_.precision.gemm,
+                                            sharded(shared_expert_cost(full_)), {f.gate}, f.s),
+                                    f.s));
+    }
+  }
+  // Recomputation stops at the expert GEMM: combine's output is the next
+  // layer's input, which full recomputation kept.
+  void forward_combine(MoeForward& f) {
+    f.out.push_back(f.phase == Phase::kRecompute ? f.experts
+                                                 : all_to_all(TaskKind::kCombine, f.phase, f.l, f.mb, true,
+                                                              combine_bytes_per_token(w_), {f.experts}, f.s));
+  }
+
+  // A layer's forward; with phase kRecompute the same kernels and
+  // collectives again before its backward, up to the expert GEMM.
+  std::vector<TaskId> forward_layer(int l, int mb, const std::vector<TaskId>& in, int s = -1,
+                                    Phase phase = Phase::kForward) {
     if (!w_.model.is_moe(l)) {
+      const TaskId attn = forward_attention(l, mb, in, s, phase);
       return {tp_all_reduce(
           phase, l, mb,
           compute(TaskKind::kDenseFfn, phase, l, mb, w_.precision.gemm, sharded(dense_ffn_cost(full_)), {attn}, s), s)};
     }
-    const TaskId gate = compute(TaskKind::kGate, phase, l, mb, Dtype::kFp32, gate_cost(w_), {attn}, s);
-    const TaskId dispatch =
-        all_to_all(TaskKind::kDispatch, phase, l, mb, false, dispatch_bytes_per_token(w_), {gate}, s);
-    const TaskId experts = expert_gemm(phase, l, mb, dispatch, s);
-    std::vector<TaskId> out;
-    if (w_.model.shared_experts > 0) {
-      out.push_back(tp_all_reduce(phase, l, mb,
-                                  compute(TaskKind::kSharedExpert, phase, l, mb, w_.precision.gemm,
-                                          sharded(shared_expert_cost(full_)), {gate}, s),
-                                  s));
-    }
-    if (phase == Phase::kRecompute) {
-      out.push_back(experts);
-      return out;
-    }
-    out.push_back(all_to_all(TaskKind::kCombine, phase, l, mb, true, combine_bytes_per_token(w_), {experts}, s));
-    return out;
+    MoeForward f{l, mb, s, phase};
+    forward_router(f, in);
+    forward_dispatch(f);
+    forward_experts(f);
+    forward_combine(f);
+    return f.out;
   }
 
   // A TP-sharded kernel: 1/tp of the whole micro-batch's kernel (heads,
@@ -482,32 +516,34 @@ class Builder {
   // Gradients flow back through the same routing: combine-backward sends
   // along the dispatch pattern and dispatch-backward along the combine
   // pattern, both in BF16.
-  std::vector<TaskId> backward_layer(int l, int mb, const std::vector<TaskId>& gradient_in, int s = -1) {
-    const std::vector<TaskId> in = w_.memory.recompute == Recompute::kFull
-                                       ? forward_layer(l, mb, gradient_in, s, Phase::kRecompute)
-                                       : gradient_in;
-    std::vector<TaskId> before_attention;
-    if (!w_.model.is_moe(l)) {
-      before_attention.push_back(tp_all_reduce(Phase::kBackward, l, mb,
-                                               compute(TaskKind::kDenseFfn, Phase::kBackward, l, mb, w_.precision.gemm,
-                                                       twice(sharded(dense_ffn_cost(full_))), in, s),
-                                               s));
-    } else {
-      const double grad_bytes = token_bytes(Dtype::kBf16, w_.model.hidden, w_.precision.scale_block);
-      const TaskId combine = all_to_all(TaskKind::kCombine, Phase::kBackward, l, mb, false, grad_bytes, in, s);
-      const TaskId experts = expert_gemm(Phase::kBackward, l, mb, combine, s);
-      stage_experts_last_[s] = experts;
-      const TaskId dispatch = all_to_all(TaskKind::kDispatch, Phase::kBackward, l, mb, true, grad_bytes, {experts}, s);
-      before_attention.push_back(
-          compute(TaskKind::kGate, Phase::kBackward, l, mb, Dtype::kFp32, twice(gate_cost(w_)), {dispatch}, s));
-      if (w_.model.shared_experts > 0) {
-        before_attention.push_back(tp_all_reduce(Phase::kBackward, l, mb,
-                                                 compute(TaskKind::kSharedExpert, Phase::kBackward, l, mb,
-                                                         w_.precision.gemm, twice(sharded(shared_expert_cost(full_))),
-                                                         in, s),
-                                                 s));
-      }
+  double gradient_bytes_per_token() const {
+    return token_bytes(Dtype::kBf16, w_.model.hidden, w_.precision.scale_block);
+  }
+  void backward_combine(MoeBackward& b) {
+    b.combine = all_to_all(TaskKind::kCombine, Phase::kBackward, b.l, b.mb, false, gradient_bytes_per_token(), b.in, b.s);
+  }
+  void backward_experts(MoeBackward& b) {
+    b.experts = expert_gemm(Phase::kBackward, b.l, b.mb, b.combine, b.s);
+    stage_experts_last_[b.s] = b.experts;
+  }
+  void backward_dispatch(MoeBackward& b) {
+    b.dispatch =
+        all_to_all(TaskKind::kDispatch, Phase::kBackward, b.l, b.mb, true, gradient_bytes_per_token(), {b.experts}, b.s);
+  }
+  // The router's and shared expert's backward, then attention's.
+  std::vector<TaskId> backward_router(const MoeBackward& b) {
+    std::vector<TaskId> before_attention = {
+        compute(TaskKind::kGate, Phase::kBackward, b.l, b.mb, Dtype::kFp32, twice(gate_cost(w_)), {b.dispatch}, b.s)};
+    if (w_.model.shared_experts > 0) {
+      before_attention.push_back(tp_all_reduce(Phase::kBackward, b.l, b.mb,
+                                               compute(TaskKind::kSharedExpert, Phase::kBackward, b.l, b.mb,
+                                                       w_.precision.gemm, twice(sharded(shared_expert_cost(full_))),
+                                                       b.in, b.s),
+                                               b.s));
     }
+    return backward_attention(b.l, b.mb, before_attention, b.s);
+  }
+  std::vector<TaskId> backward_attention(int l, int mb, const std::vector<TaskId>& before_attention, int s) {
     ComputeCost attention = twice(sharded(attention_cost(full_, l)));
     if (w_.memory.recompute == Recompute::kSelective) attention += sharded(selective_recompute_cost(full_, l));
     const TaskId done = tp_all_reduce(
@@ -515,6 +551,55 @@ class Builder {
         compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16, attention, before_attention, s), s);
     grad_ready_[l].push_back(done);
     return {done};
+  }
+  // The backward's input: full recomputation first reruns the layer's forward.
+  std::vector<TaskId> backward_input(int l, int mb, const std::vector<TaskId>& gradient_in, int s) {
+    return w_.memory.recompute == Recompute::kFull ? forward_layer(l, mb, gradient_in, s, Phase::kRecompute)
+                                                   : gradient_in;
+  }
+
+  std::vector<TaskId> backward_layer(int l, int mb, const std::vector<TaskId>& gradient_in, int s = -1) {
+    const std::vector<TaskId> in = backward_input(l, mb, gradient_in, s);
+    if (!w_.model.is_moe(l)) {
+      return backward_attention(
+          l, mb,
+          {tp_all_reduce(Phase::kBackward, l, mb,
+                         compute(TaskKind::kDenseFfn, Phase::kBackward, l, mb, w_.precision.gemm,
+                                 twice(sharded(dense_ffn_cost(full_))), in, s),
+                         s)},
+          s);
+    }
+    MoeBackward b{l, mb, s, in};
+    backward_combine(b);
+    backward_experts(b);
+    backward_dispatch(b);
+    return backward_router(b);
+  }
+
+  // One layer of an overlapped pair: a backward layer and a forward layer of
+  // two micro-batches, their pieces listed in the order DeepSeek's DualPipe
+  // (its overlap figure) and Megatron-Core's schedule_layer_1f1b issue them,
+  // so that each communication stream takes B combine, F dispatch, B
+  // dispatch, F combine and the compute stream prefers F attention, B
+  // experts, F experts, B attention: each all-to-all runs under the other
+  // micro-batch's compute. A dense layer on either side is listed whole.
+  void pair_layer(int fl, int bl, int mb_f, int mb_b, std::vector<TaskId>& fwd, std::vector<TaskId>& bwd, int s) {
+    if (fl < 0 || bl < 0 || !w_.model.is_moe(fl) || !w_.model.is_moe(bl)) {
+      if (bl >= 0) bwd = backward_layer(bl, mb_b, bwd, s);
+      if (fl >= 0) fwd = forward_layer(fl, mb_f, fwd, s);
+      return;
+    }
+    MoeBackward b{bl, mb_b, s, backward_input(bl, mb_b, bwd, s)};
+    MoeForward f{fl, mb_f, s, Phase::kForward};
+    backward_combine(b);
+    forward_router(f, fwd);
+    forward_dispatch(f);
+    backward_experts(b);
+    backward_dispatch(b);
+    forward_experts(f);
+    forward_combine(f);
+    bwd = backward_router(b);
+    fwd = f.out;
   }
 
   // The one-stage step's gradient sync and optimizer, for every layer, the

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -100,6 +101,19 @@ ModelSpec read_model(TableReader t) {
 // one EP group per stage, as the single-replica workloads describe it.
 int default_dp(int tp, int ep, int etp) { return etp * ep / std::gcd(tp, etp * ep); }
 
+// Where Megatron-Core accepts overlap_moe_expert_parallel_comm
+// (TransformerConfig's checks): expert parallelism, and virtual pipeline
+// stages when there is more than one stage. DualPipe overlaps its own pairs.
+std::optional<std::string> check_a2a_overlap(const ParallelSpec& p) {
+  if (!p.moe_a2a_overlap) return std::nullopt;
+  if (p.ep < 2) return "overlaps the expert-parallel all-to-all: needs parallel.ep >= 2";
+  if (p.schedule == PipelineSchedule::kDualPipe)
+    return "\"dualpipe\" already overlaps its F&B pairs; the 1F1B all-to-all overlap is Megatron's 1F1B";
+  if (p.pp > 1 && p.schedule != PipelineSchedule::kInterleaved)
+    return fmt::format("with pp = {} Megatron runs it only under schedule = \"interleaved\" (vpp >= 2)", p.pp);
+  return std::nullopt;
+}
+
 PipelineSchedule read_schedule(TableReader& t, int vpp) {
   const std::string name = t.choice_or("schedule", vpp > 1 ? "interleaved" : "1f1b", {"1f1b", "interleaved", "dualpipe"});
   if (name == "dualpipe" && vpp > 1)
@@ -162,6 +176,8 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
   if (p.vpp > 1 && p.pp < 2)
     t.fail("vpp", fmt::format("{} model chunks per stage need pipeline parallelism (pp >= 2)", p.vpp));
   p.schedule = read_schedule(t, p.vpp);
+  p.moe_a2a_overlap = t.boolean_or("moe_a2a_overlap", false);
+  if (auto problem = check_a2a_overlap(p)) t.fail("moe_a2a_overlap", *problem);
   p.first_stage_layers = static_cast<int>(t.integer_or("first_stage_layers", 0, 0, m.layers));
   p.last_stage_layers = static_cast<int>(t.integer_or("last_stage_layers", 0, 0, m.layers));
   if (auto problem = check_stage_split(m.layers, p.pp, p.vpp, p.first_stage_layers, p.last_stage_layers))
@@ -296,6 +312,10 @@ WorkloadSpec read_workload(const toml::table& root, const std::string& source, c
   w.parallel = read_parallel(parallel, w.model);
   w.precision = read_precision(top.optional_table("precision"));
   w.memory = read_memory(top.optional_table("memory"));
+  // Megatron refuses the overlap with full recomputation.
+  if (w.parallel.moe_a2a_overlap && w.memory.recompute == Recompute::kFull)
+    parallel.fail("moe_a2a_overlap", "Megatron's 1F1B all-to-all overlap runs without full recomputation "
+                                     "(memory.recompute = \"full\"); use \"selective\" or \"none\"");
 
   // The node limit is checked against the workload's own layout.
   const int nodes = w.parallel.nodes_per_replica();

@@ -79,10 +79,11 @@ void write_workload_report(std::ostream& out, const WorkloadSpec& w, const Routi
              m.layers, m.dense_layers, m.hidden, m.attention.kind == AttentionKind::kMla ? "MLA" : "GQA", m.experts,
              m.top_k, m.shared_experts, m.expert_ffn, m.node_limit > 0 ? std::to_string(m.node_limit) : "none");
   fmt::print(out, "  parallel  TP{} x DP{} x PP{} = {} ranks (a stage: EP{} x ETP{} x EDP{}), nodes of {} ranks, {} "
-                  "micro-batch(es) x {} sequence(s) of {} tokens per DP rank, global batch {}{}\n",
+                  "micro-batch(es) x {} sequence(s) of {} tokens per DP rank, global batch {}{}{}\n",
              p.tp, p.dp, p.pp, p.world(), p.ep, p.etp, p.edp(), p.ranks_per_node, p.micro_batches, p.micro_batch,
              p.sequence_length, p.global_batch,
-             p.pp > 1 ? fmt::format(", schedule {} x{} chunks", to_string(p.schedule), p.vpp) : std::string());
+             p.pp > 1 ? fmt::format(", schedule {} x{} chunks", to_string(p.schedule), p.vpp) : std::string(),
+             p.moe_a2a_overlap ? ", 1F1B all-to-all overlap (moe_a2a_overlap)" : "");
   fmt::print(out, "  wire      dispatch {} B/token ({}), combine {} B/token ({}){}\n", dispatch_bytes_per_token(w),
              to_string(w.precision.dispatch), combine_bytes_per_token(w), to_string(w.precision.combine),
              w.precision.routing_metadata ? ", routing metadata included" : "");

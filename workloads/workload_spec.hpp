@@ -104,6 +104,12 @@ struct ParallelSpec {
   // (overlap), or one sync per parameter group after the whole backward.
   double grad_bucket_bytes = kDefaultGradBucketBytes;
   bool overlap_grad_reduce = true;
+  // Megatron's 1F1B all-to-all overlap (overlap_moe_expert_parallel_comm,
+  // Megatron-Bridge's moe_a2a_overlap): one more warm-up forward, then
+  // every steady-state forward runs with the backward beside it as one
+  // pair, so one micro-batch's dispatch and combine run under the other's
+  // compute. Interleaved schedules, or one stage.
+  bool moe_a2a_overlap = false;
   int ranks_per_node = 8;  // the workload's node, for node-limited routing and per-node dedup
   SourceLocation ranks_given_at;  // where parallel.ep was set: memory refusals of the ranks point here
 

@@ -29,6 +29,7 @@ struct Layout {
   int vpp;
   int micro_batches;
   int pp = 2;
+  bool a2a_overlap = false;  // Megatron's 1F1B all-to-all overlap
 };
 
 // tiny-moe (2 ranks per node) as pp stages (2: 16 nodes; 4: 32) of two EP
@@ -39,7 +40,8 @@ workloads::WorkloadSpec spec(const Layout& l) {
                                   "parallel.dp=16",
                                   "parallel.vpp=" + std::to_string(l.vpp),
                                   std::string("parallel.schedule=\"") + l.schedule + "\"",
-                                  "parallel.micro_batches=" + std::to_string(l.micro_batches)};
+                                  "parallel.micro_batches=" + std::to_string(l.micro_batches),
+                                  std::string("parallel.moe_a2a_overlap=") + (l.a2a_overlap ? "true" : "false")};
   return workloads::load_workload("tiny-moe", set);
 }
 
@@ -161,4 +163,13 @@ TEST_CASE("the steady state carried from two short replays is the step of identi
 }
 TEST_CASE("the steady state carried from two short replays is the step of identical micro-batches: interleaved, 4 stages") {
   check_steady({"interleaved", 2, 40, 4});
+}
+TEST_CASE("the steady state carried from two short replays is the step of identical micro-batches: one stage, A2A overlap") {
+  check_steady({"1f1b", 1, 12, 1, true});  // F0, F1&B0, ...: replayed as 4 and 6
+}
+TEST_CASE("the steady state carried from two short replays is the step of identical micro-batches: interleaved, A2A overlap") {
+  check_steady({"interleaved", 2, 40, 4, true});
+}
+TEST_CASE("one EP group per stage replays the step of identical groups exactly: interleaved, A2A overlap") {
+  check_fold({"interleaved", 2, 4, 2, true});
 }

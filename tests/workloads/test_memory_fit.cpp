@@ -125,13 +125,17 @@ TEST_CASE("memory: activations per token of a DeepSeek-V3 MoE layer", "[memory]"
 TEST_CASE("memory: micro-batches in flight per schedule", "[memory]") {
   // GPipe: all; 1F1B: pp - stage; interleaved: Megatron's warm-up
   // (pp + (pp - 1) / vpp on stage 0, Korthikanti et al. sec. 4.2.3); DualPipe: pp + 1.
-  CHECK(in_flight_micro_batches(PipelineSchedule::kGpipe, 1, 1, 6, 0) == 6);
-  for (int s = 0; s < 4; ++s) CHECK(in_flight_micro_batches(PipelineSchedule::kOneFOneB, 4, 1, 8, s) == 4 - s);
-  CHECK(in_flight_micro_batches(PipelineSchedule::kOneFOneB, 8, 1, 3, 0) == 3);
-  CHECK(in_flight_micro_batches(PipelineSchedule::kInterleaved, 4, 2, 8, 0) == 5.5);
-  CHECK(in_flight_micro_batches(PipelineSchedule::kInterleaved, 4, 2, 8, 3) == 2.5);
-  CHECK(in_flight_micro_batches(PipelineSchedule::kInterleaved, 4, 1, 8, 0) == 4);  // vpp 1: Megatron's plain 1F1B
-  CHECK(in_flight_micro_batches(PipelineSchedule::kDualPipe, 16, 1, 32, 0) == 17);
+  CHECK(in_flight_micro_batches(PipelineSchedule::kGpipe, 1, 1, 6, 0, false) == 6);
+  for (int s = 0; s < 4; ++s) CHECK(in_flight_micro_batches(PipelineSchedule::kOneFOneB, 4, 1, 8, s, false) == 4 - s);
+  CHECK(in_flight_micro_batches(PipelineSchedule::kOneFOneB, 8, 1, 3, 0, false) == 3);
+  CHECK(in_flight_micro_batches(PipelineSchedule::kInterleaved, 4, 2, 8, 0, false) == 5.5);
+  CHECK(in_flight_micro_batches(PipelineSchedule::kInterleaved, 4, 2, 8, 3, false) == 2.5);
+  CHECK(in_flight_micro_batches(PipelineSchedule::kInterleaved, 4, 1, 8, 0, false) == 4);  // vpp 1: Megatron's plain 1F1B
+  CHECK(in_flight_micro_batches(PipelineSchedule::kDualPipe, 16, 1, 32, 0, false) == 17);
+  // The 1F1B all-to-all overlap holds one more chunk forward: one stage two
+  // micro-batches; interleaved (2 x 3 + 1 x 4 + 1 + 1) / 2 chunks.
+  CHECK(in_flight_micro_batches(PipelineSchedule::kOneFOneB, 1, 1, 8, 0, true) == 2);
+  CHECK(in_flight_micro_batches(PipelineSchedule::kInterleaved, 4, 2, 8, 0, true) == 6);
 }
 
 TEST_CASE("memory: ZeRO-1 shards optimizer state, full recompute keeps layer inputs", "[memory]") {

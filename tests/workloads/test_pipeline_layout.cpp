@@ -25,7 +25,7 @@ std::string passes(const std::vector<PipelinePass>& order) {
 }  // namespace
 
 TEST_CASE("1F1B: pp - s - 1 warm-up forwards, then one forward one backward, then the drain") {
-  const auto order = pipeline_order(PipelineSchedule::kOneFOneB, 4, 1, 6);
+  const auto order = pipeline_order(PipelineSchedule::kOneFOneB, 4, 1, 6, false);
   CHECK(passes(order[0]) == "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
   CHECK(passes(order[2]) == "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5");
   CHECK(passes(order[3]) == "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
@@ -41,21 +41,21 @@ TEST_CASE("1F1B: pp - s - 1 warm-up forwards, then one forward one backward, the
 
 TEST_CASE("one stage: each micro-batch's forward then its backward, one in flight, steady from 2 micro-batches") {
   // Megatron's gradient accumulation without a pipeline: 1F1B at pp = 1.
-  const auto order = pipeline_order(PipelineSchedule::kOneFOneB, 1, 1, 3);
+  const auto order = pipeline_order(PipelineSchedule::kOneFOneB, 1, 1, 3, false);
   REQUIRE(order.size() == 1u);
   CHECK(passes(order[0]) == "F0 B0 F1 B1 F2 B2");
   // Replayed as 2 and 4 micro-batches once that costs less than the step's own.
-  const auto st = steady_state(PipelineSchedule::kOneFOneB, 1, 1, 64);
+  const auto st = steady_state(PipelineSchedule::kOneFOneB, 1, 1, 64, false);
   REQUIRE(st);
   CHECK(st->first == 2);
   CHECK(st->delta == 2);
-  CHECK_FALSE(steady_state(PipelineSchedule::kOneFOneB, 1, 1, 6));
-  CHECK(steady_state(PipelineSchedule::kOneFOneB, 1, 1, 7));
+  CHECK_FALSE(steady_state(PipelineSchedule::kOneFOneB, 1, 1, 6, false));
+  CHECK(steady_state(PipelineSchedule::kOneFOneB, 1, 1, 7, false));
 }
 
 TEST_CASE("interleaved: micro-batches in groups of pp through each chunk, Megatron's warm-up") {
   // pp 2, vpp 2, 4 micro-batches: stage 0 holds chunks 0 and 2 (primed: chunk 2).
-  const auto order = pipeline_order(PipelineSchedule::kInterleaved, 2, 2, 4);
+  const auto order = pipeline_order(PipelineSchedule::kInterleaved, 2, 2, 4, false);
   // Stage 0: warm-up (2-0-1) x 2 + (2-1) x 2 = 4 forwards.
   std::string s0;
   for (const PipelinePass& p : order[0])
@@ -65,10 +65,36 @@ TEST_CASE("interleaved: micro-batches in groups of pp through each chunk, Megatr
   CHECK(order[1][0] == PipelinePass{true, 0, 1});
 }
 
+TEST_CASE("1F1B all-to-all overlap: one more warm-up forward, each steady-state forward paired with a backward") {
+  auto marked = [](const std::vector<PipelinePass>& o) {
+    std::string out;
+    for (const PipelinePass& p : o)
+      out += (out.empty() ? "" : " ") + std::string(p.forward ? "F" : "B") + std::to_string(p.micro_batch) + "c" +
+             std::to_string(p.chunk) + (p.paired ? "&" : "");
+    return out;
+  };
+  // One stage: Megatron's combined_1f1b_schedule_for_no_pipelining.
+  const auto one = pipeline_order(PipelineSchedule::kOneFOneB, 1, 1, 3, true);
+  CHECK(marked(one[0]) == "F0c0 F1c0& B0c0 F2c0& B1c0 B2c0");
+  const auto st = steady_state(PipelineSchedule::kOneFOneB, 1, 1, 64, true);
+  REQUIRE(st);
+  CHECK(st->first == 4);
+  CHECK(st->delta == 2);
+  // pp 2, vpp 2, 4 micro-batches: stage 0 warms up with 4 + 1 forwards, stage 1 with 2 + 1.
+  const auto order = pipeline_order(PipelineSchedule::kInterleaved, 2, 2, 4, true);
+  CHECK(marked(order[0]) == "F0c0 F1c0 F0c2 F1c2 F2c0 F3c0& B0c2 F2c2& B1c2 F3c2& B0c0 B1c0 B2c2 B3c2 B2c0 B3c0");
+  CHECK(marked(order[1]) == "F0c1 F1c1 F0c3 F1c3& B0c3 F2c1& B1c3 F3c1& B0c1 F2c3& B1c1 F3c3& B2c3 B3c3 B2c1 B3c1");
+  // Stage 0's warm-up of pp = 2 with the extra forward spans two groups: first (2 + 2) x pp.
+  const auto inter = steady_state(PipelineSchedule::kInterleaved, 2, 2, 64, true);
+  REQUIRE(inter);
+  CHECK(inter->first == 8);
+  CHECK(steady_state(PipelineSchedule::kInterleaved, 2, 2, 64, false)->first == 6);
+}
+
 TEST_CASE("DualPipe: micro-batches from both ends, F&B pairs in the steady state, pp + 1 in flight") {
   // pp 4, 8 micro-batches: 0-3 enter at stage 0 (chunks 0-3), 4-7 at stage 3
   // (chunks 4-7, marked '); stage s holds slices s and 3 - s.
-  const auto order = pipeline_order(PipelineSchedule::kDualPipe, 4, 1, 8);
+  const auto order = pipeline_order(PipelineSchedule::kDualPipe, 4, 1, 8, false);
   auto marked = [](const std::vector<PipelinePass>& o) {
     std::string out;
     for (const PipelinePass& p : o)
