@@ -34,18 +34,6 @@ double latency_or_zero(TableReader& t, std::string_view key) {
   return v;
 }
 
-// A share in [0, kCommComputeShareLimit), default 0: the same range as the
-// platform contract check, so a cluster that reads here also simulates.
-double read_share(TableReader& t, std::string_view key) {
-  const toml::node* n = t.node(key);
-  if (!n) return 0;
-  if (!n->is_number()) t.number(key, 0, kCommComputeShareLimit);  // fails with the type found
-  const double v = n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
-  if (!(v >= 0 && v < kCommComputeShareLimit))
-    t.fail(key, fmt::format("expected a number in [0, {:g}), got {:g}", kCommComputeShareLimit, v));
-  return v;
-}
-
 // A share of a line rate inside the physical range of an efficiency, default 1.
 double read_efficiency(TableReader& t, std::string_view key) {
   return read_efficiency_share(t, key, "a share of the line rate");
@@ -81,7 +69,7 @@ NpuSpec read_npu(TableReader t) {
   }
   npu.hbm_bandwidth_Bps = t.quantity("hbm_bandwidth", Quantity::kBandwidth);
   npu.hbm_capacity_bytes = t.quantity("hbm_capacity", Quantity::kBytes);
-  npu.comm_compute_share = read_share(t, "comm_compute_share");
+  npu.comm_compute_share = read_compute_share(t, "comm_compute_share").value_or(0);
   npu.dies = static_cast<int>(t.integer_or("dies", 1, 1, 16));
   npu.rank_per_die = t.choice_or("rank", "package", {"package", "die"}) == "die";
   if (npu.rank_per_die && npu.dies < 2)
@@ -250,6 +238,9 @@ ClusterSpec read_cluster_spec(const toml::table& root_table, const std::string& 
     auto t = root.optional_table("stack");
     if (t && stack.empty() && !t->has("name")) t->string("name");  // required: says so at the table
     if (t || !stack.empty()) spec.stack = read_platform_stack(t ? &*t : nullptr, stack, spec.npu.model, source);
+    // The dispatch kernels' share is the stack's where it gives one (a
+    // kernel library's SMs), the NPU's otherwise.
+    if (spec.stack.comm_compute_share) spec.npu.comm_compute_share = *spec.stack.comm_compute_share;
   }
   if (auto t = root.optional_table("kernels")) spec.kernels = read_kernels(*t);
   root.finish();

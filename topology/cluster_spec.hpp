@@ -34,11 +34,6 @@ struct NpuSpec {
 // "Ascend 910C" or "Ascend 910C, a rank per die (2 per package)": what a rank is, for reports.
 std::string npu_description(const NpuSpec& npu);
 
-// comm_compute_share must stay below this (a communication kernel holding
-// all of an NPU would starve its compute): the TOML reader and the platform
-// contract check (sim/platform/npu_platform.hpp) both use it.
-inline constexpr double kCommComputeShareLimit = 1;
-
 // The fabric inside a node. `kMesh`: one point-to-point link per NPU pair
 // (HCCS); `kSwitch`: one port per NPU into a switch (NVSwitch).
 enum class NodeFabricKind { kMesh, kSwitch };

@@ -15,6 +15,16 @@
 
 namespace epsim::topology {
 
+std::optional<double> read_compute_share(TableReader& t, std::string_view key) {
+  const toml::node* n = t.node(key);
+  if (!n) return std::nullopt;
+  if (!n->is_number()) t.number(key, 0, kCommComputeShareLimit);  // fails with the type found
+  const double v = n->is_integer() ? static_cast<double>(*n->value<std::int64_t>()) : *n->value<double>();
+  if (!(v >= 0 && v < kCommComputeShareLimit))
+    t.fail(key, fmt::format("expected a number in [0, {:g}), got {:g}", kCommComputeShareLimit, v));
+  return v;
+}
+
 double read_efficiency_share(TableReader& t, std::string_view key, const char* what) {
   const toml::node* n = t.node(key);
   if (!n) return 1;
@@ -156,6 +166,7 @@ StackSpec read_stack(const toml::table& root_table, const std::string& source, c
     const std::vector<std::string> names(kDispatchKernelNames.begin(), kDispatchKernelNames.end());
     const std::string kernel = t->choice("kernel", names);
     s.dispatch = static_cast<DispatchKernel>(std::find(names.begin(), names.end(), kernel) - names.begin());
+    s.comm_compute_share = read_compute_share(*t, "compute_share");
     t->finish();
   }
   root.finish();

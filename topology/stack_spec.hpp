@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,10 @@ struct StackSpec {
   // 0 where quantization is fused into the kernel before (DeepSeek's).
   double fp8_cast_bytes = 0;
   DispatchKernel dispatch = DispatchKernel::kDeepEpNormal;  // [dispatch] kernel
+  // The share of an NPU's compute its communication kernels hold while they
+  // run ([dispatch] compute_share: DeepEP's 20 of Hopper's 132 SMs);
+  // replaces the platform's npu.comm_compute_share when given.
+  std::optional<double> comm_compute_share;
   // Kernels measured on this stack's NPU ([tables] compute: compute files):
   // an operator is priced by the model times the measured / modelled ratio
   // of its nearest rows by shape (sim/replay/measured_pricing.hpp).
@@ -110,6 +115,15 @@ StackSpec load_stack(const std::string& name, const toml::table* platform_stack,
 // rate) inside the physical range of an efficiency, default 1 when absent;
 // InputError at the key otherwise.
 double read_efficiency_share(TableReader& t, std::string_view key, const char* what);
+
+// comm_compute_share must stay below this (a communication kernel holding
+// all of an NPU would starve its compute): the TOML readers and the
+// platform contract check (sim/platform/npu_platform.hpp) all use it.
+inline constexpr double kCommComputeShareLimit = 1;
+
+// A share of compute held by communication kernels, in [0,
+// kCommComputeShareLimit); nothing when absent.
+std::optional<double> read_compute_share(TableReader& t, std::string_view key);
 
 // Reads a stack from a parsed TOML tree (the stack file's keys); `sources`
 // names the values merged in from elsewhere.

@@ -92,6 +92,10 @@ TEST_CASE("b200 preset: DGX B200 nodes of 8 on NVLink 5, a ConnectX-7 per GPU", 
   CHECK(m.memory[static_cast<int>(MemoryClass::kNorm)] == 0.564);
   CHECK(m.dispatch == DispatchKernel::kAlltoall);
   CHECK(load_cluster_spec("h800").stack.dispatch == DispatchKernel::kDeepEpNormal);
+  // DeepEP's 20 of 132 SMs: the stack's share replaces the NPU's; NCCL's holds none.
+  CHECK(load_cluster_spec("h800").npu.comm_compute_share == 0.1515);
+  CHECK(load_cluster_spec("h100").npu.comm_compute_share == 0);
+  CHECK(load_cluster_spec("h800", {"stack.dispatch.compute_share=0"}).npu.comm_compute_share == 0);
   // The NVLink domain is one node: 8 GPUs at 900 GB/s x 0.6806, then the NICs.
   const TopologyGraph topo(b);
   CHECK(topo.route(0, 7).bottleneck_Bps == Approx(900e9 * 0.6806));
