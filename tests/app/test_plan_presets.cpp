@@ -37,6 +37,15 @@ TEST_CASE("every cheap preset's bounds are at or below its simulated step") {
       {"gpt-oss-120b", "h100", {"node.count=8"}, true},
       {"deepseek-v3-pp8", "a2", {"node.count=32"}, true},
       {"deepseek-v3", "a2", {"node.count=32"}, true},
+      // Megatron's 1F1B all-to-all overlap, on one stage and interleaved (its
+      // extra warm-up forward oversubscribes the 30B model's HBM; Megatron
+      // refuses it with full recomputation).
+      {"qwen3-30b-a3b", "h100", {"node.count=2", "parallel.moe_a2a_overlap=true", "memory.allow_oversubscribed=true"},
+       true},
+      {"deepseek-v3-pp8", "a2",
+       {"node.count=32", "parallel.moe_a2a_overlap=true", "memory.recompute=\"selective\"",
+        "memory.allow_oversubscribed=true"},
+       true},
   };
   for (const Preset& p : presets) {
     epsim::app::RunRequest r;
