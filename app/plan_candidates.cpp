@@ -61,7 +61,7 @@ std::optional<std::string> cheap_refusal(const PlanSpace& space, const PlanLayou
 // Schedules and recomputations by name, as layouts have always been listed.
 auto key_of(const PlanLayout& l) {
   return std::make_tuple(l.pp, l.tp, l.ep, l.dp, l.etp, std::string_view(workloads::to_string(l.schedule)), l.vpp,
-                         l.micro_batch, std::string_view(workloads::to_string(l.recompute)), l.zero_stage,
+                         l.micro_batch, l.recompute_name(), l.zero_stage,
                          l.global_batch);
 }
 
@@ -90,7 +90,7 @@ std::string PlanLayout::name() const {
   out += fmt::format(" EP{}", ep);
   if (etp > 1) out += fmt::format(" ETP{}", etp);
   out += fmt::format(" DP{} mb{} {} rc-{} ZeRO-{}", dp, micro_batch, workloads::to_string(schedule),
-                     workloads::to_string(recompute), zero_stage);
+                     recompute_name(), zero_stage);
   return out;
 }
 

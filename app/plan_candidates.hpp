@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/memory_fit.hpp"
 #include "workloads/workload_edits.hpp"
 #include "workloads/workload_spec.hpp"
 
@@ -28,7 +29,10 @@ struct PlanLayout {
   std::int64_t global_batch = 1;
   workloads::PipelineSchedule schedule = workloads::PipelineSchedule::kOneFOneB;  // 1f1b, interleaved or dualpipe
   workloads::Recompute recompute = workloads::Recompute::kNone;
+  workloads::RecomputeModules modules;  // the workload's own module list (kModules); never enumerated
   int zero_stage = 0;
+
+  std::string recompute_name() const { return workloads::recompute_name(recompute, modules); }
 
   std::int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
   // The edits that make a workload this layout: every key above but the derived micro-batches.

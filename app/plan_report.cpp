@@ -119,7 +119,7 @@ std::string differing_keys(const PlanLayout& a, const PlanLayout& b) {
   cmp("dp", std::to_string(a.dp), std::to_string(b.dp));
   cmp("micro_batch", std::to_string(a.micro_batch), std::to_string(b.micro_batch));
   cmp("schedule", workloads::to_string(a.schedule), workloads::to_string(b.schedule));
-  cmp("recompute", workloads::to_string(a.recompute), workloads::to_string(b.recompute));
+  cmp("recompute", a.recompute_name(), b.recompute_name());
   cmp("zero_stage", std::to_string(a.zero_stage), std::to_string(b.zero_stage));
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
@@ -137,7 +137,7 @@ nlohmann::ordered_json layout_json(const PlanLayout& l) {
           {"micro_batches", l.micro_batches()},
           {"global_batch", l.global_batch},
           {"schedule", workloads::to_string(l.schedule)},
-          {"recompute", workloads::to_string(l.recompute)},
+          {"recompute", l.recompute_name()},
           {"zero_stage", l.zero_stage}};
 }
 

@@ -61,6 +61,7 @@ PlanLayout layout_of(const workloads::WorkloadSpec& w, std::int64_t global_batch
   l.global_batch = global_batch;
   l.schedule = p.schedule;
   l.recompute = w.memory.recompute;
+  l.modules = w.memory.modules;
   l.zero_stage = w.memory.zero_stage;
   return l;
 }

@@ -21,8 +21,8 @@ struct FileAssignment {
   SourceLocation at;       // where the key's value was written
 };
 
-// Every key of `table` (its finish() called): a string, number or boolean
-// (else InputError at the key); a string holding a line break or another
+// Every key of `table` (its finish() called): a string, number, boolean or
+// array of strings (else InputError at the key); a string holding a line break or another
 // control character is refused at the key, in one line. `side` is kept in each.
 std::vector<FileAssignment> read_assignments(TableReader& table, const std::string& side);
 

@@ -211,6 +211,35 @@ ComputeCost selective_recompute_cost(const WorkloadSpec& w, int layer) {
   return ComputeCost(f, {});
 }
 
+ComputeCost module_recompute_cost(const WorkloadSpec& w, int layer) {
+  const ModelSpec& m = w.model;
+  const AttentionSpec& a = m.attention;
+  const RecomputeModules& mods = w.memory.modules;
+  const double t = tokens(w), h = static_cast<double>(m.hidden);
+  const Dtype d = w.precision.gemm == Dtype::kFp8 ? Dtype::kFp8 : Dtype::kBf16;
+  const bool mla = a.kind == AttentionKind::kMla;
+  Operators f;
+  if (mods.layernorm) {
+    f.push_back(norm(t, h));
+    f.push_back(norm(t, h));
+    if (mla && a.q_lora_rank > 0) f.push_back(norm(t, a.q_lora_rank));
+    if (mla) f.push_back(norm(t, a.kv_lora_rank));
+  }
+  if (mods.mla_up_proj && mla) {
+    if (a.q_lora_rank > 0) f.push_back(gemm(t, double(a.heads) * qk_dim(a), a.q_lora_rank, d));
+    f.push_back(gemm(t, double(a.heads) * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, d));
+  }
+  if (mods.core_attn) f.push_back(attention_core(t, a.heads, qk_dim(a), v_dim(a), attention_context(w, layer)));
+  const auto append = [&](const Operators& ops) { f.insert(f.end(), ops.begin(), ops.end()); };
+  if (!m.is_moe(layer)) {
+    if (mods.mlp) append(dense_ffn_cost(w).ops);
+  } else {
+    if (mods.shared_experts && m.shared_experts > 0) append(shared_expert_cost(w).ops);
+    if (mods.moe_act) f.push_back(activation_op(t * m.top_k * static_cast<double>(m.expert_ffn), 1.0, m.activation, false));
+  }
+  return ComputeCost(f, {});
+}
+
 ComputeCost output_head_cost(const WorkloadSpec& w) {
   const double t = tokens(w), h = static_cast<double>(w.model.hidden), v = static_cast<double>(w.model.vocab);
   // The loss: the FP32 logits' softmax (read, and the BF16 logits cast up)

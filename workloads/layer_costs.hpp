@@ -63,6 +63,13 @@ ComputeCost shared_expert_cost(const WorkloadSpec& w);
 // of the routed copies and shared experts (or the dense FFN).
 ComputeCost selective_recompute_cost(const WorkloadSpec& w, int layer);
 
+// What memory.recompute's module list (Megatron's recompute_modules) runs
+// again in one layer's backward, as forward operators: layernorm the
+// block's RMSNorms (and MLA's latent norms), mla_up_proj MLA's q_b and kv_b
+// GEMMs, core_attn the attention core, mlp a dense layer's FFN,
+// shared_experts the shared experts' FFN, moe_act the routed copies' SwiGLU.
+ComputeCost module_recompute_cost(const WorkloadSpec& w, int layer);
+
 // The final RMSNorm, the output head (tokens x vocab x hidden) and the
 // cross-entropy loss over the vocabulary (FP32 logits); after the last layer.
 ComputeCost output_head_cost(const WorkloadSpec& w);

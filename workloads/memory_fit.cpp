@@ -24,8 +24,24 @@ const char* to_string(Recompute recompute) {
     case Recompute::kNone: return "none";
     case Recompute::kSelective: return "selective";
     case Recompute::kFull: return "full";
+    case Recompute::kModules: return "modules";
   }
   return "?";
+}
+
+std::string recompute_name(Recompute recompute, const RecomputeModules& m) {
+  if (recompute != Recompute::kModules) return to_string(recompute);
+  std::string out;
+  const auto add = [&](bool on, const char* name) {
+    if (on) out += (out.empty() ? "" : "+") + std::string(name);
+  };
+  add(m.layernorm, "layernorm");
+  add(m.mla_up_proj, "mla_up_proj");
+  add(m.core_attn, "core_attn");
+  add(m.mlp, "mlp");
+  add(m.shared_experts, "shared_experts");
+  add(m.moe_act, "moe_act");
+  return out;
 }
 
 namespace {
@@ -59,38 +75,44 @@ LayerActivation layer_activation(const ModelSpec& m, const MemoryInputs& in, boo
     return out;
   }
   const bool sel = in.recompute == Recompute::kSelective;
+  // What is dropped and recomputed: selective is DeepSeek-V3's recipe (below);
+  // a module list drops each module's outputs (Megatron's recompute_modules).
+  const RecomputeModules mods = in.recompute == Recompute::kModules ? in.modules : RecomputeModules{};
+  const bool norms = sel || mods.layernorm, up_proj = sel || mods.mla_up_proj;
   const AttentionSpec& at = m.attention;
   const double heads = at.heads;
   // Attention block: RMSNorm input, its output (the projections' GEMM input),
   // the core's Q, K, V, its softmax statistics (flash: FP32 per head) and output.
-  double attn = a * h + (sel ? 0 : g * h) + kFp32Bytes * heads;
+  double attn = a * h + (norms ? 0 : g * h) + (mods.core_attn ? 0 : kFp32Bytes * heads);
   if (at.kind == AttentionKind::kMla) {
     const double qk = at.qk_nope_head_dim + at.qk_rope_head_dim;
-    if (at.q_lora_rank > 0) attn += a * at.q_lora_rank + (sel ? 0 : g * at.q_lora_rank);
-    attn += a * (at.kv_lora_rank + at.qk_rope_head_dim) + (sel ? 0 : g * at.kv_lora_rank);
-    if (!sel) attn += a * heads * (2.0 * qk + at.v_head_dim);  // MLA up-projection outputs
-    attn += a * heads * at.v_head_dim;
+    if (at.q_lora_rank > 0) attn += a * at.q_lora_rank + (norms ? 0 : g * at.q_lora_rank);
+    attn += a * (at.kv_lora_rank + at.qk_rope_head_dim) + (norms ? 0 : g * at.kv_lora_rank);
+    if (!up_proj) attn += a * heads * (2.0 * qk + at.v_head_dim);  // MLA up-projection outputs
+    if (!mods.core_attn) attn += a * heads * at.v_head_dim;
   } else {
     // Selective recomputation of GQA recomputes only the norm output (flash
     // attention already keeps no score matrix).
-    attn += a * (heads + 2.0 * at.kv_heads) * at.head_dim + a * heads * at.head_dim;
+    attn += a * (heads + 2.0 * at.kv_heads) * at.head_dim + (mods.core_attn ? 0 : a * heads * at.head_dim);
   }
   // FFN block: RMSNorm input and output, then the SwiGLU's input (the gate/up
   // GEMM's output: in FP8 under DeepSeek-V3's recipe) and output (the down
-  // GEMM's input, recomputed under selective).
+  // GEMM's input, recomputed under selective). A recomputed FFN (mlp,
+  // shared_experts) keeps only its input, the norm output.
   const double swiglu_in = sel ? g : a;
-  auto swiglu = [&](double f) { return swiglu_in * 2.0 * f + (sel ? 0 : g * f); };
-  double ffn = a * h + (sel ? 0 : g * h);
+  auto swiglu = [&](double f, bool act_recomputed) { return swiglu_in * 2.0 * f + (act_recomputed ? 0 : g * f); };
+  double ffn = a * h + (norms ? 0 : g * h);
   if (!moe) {
-    ffn += swiglu(static_cast<double>(m.dense_ffn));
+    if (!mods.mlp) ffn += swiglu(static_cast<double>(m.dense_ffn), sel);
   } else {
     ffn += kFp32Bytes * m.experts;  // router scores
-    ffn += m.shared_experts * swiglu(static_cast<double>(m.shared_expert_ffn));
-    // Each token's top_k routed copies: the expert's input, and (not under
-    // selective, which recomputes them with the SwiGLU output) its output,
-    // kept for the routing-weight gradient.
-    out.routed = m.top_k * (g * h + (sel ? 0 : a * h));
-    out.routed_ffn = m.top_k * swiglu(static_cast<double>(m.expert_ffn));
+    if (!mods.shared_experts) ffn += m.shared_experts * swiglu(static_cast<double>(m.shared_expert_ffn), sel);
+    // Each token's top_k routed copies: the expert's input, and (not when
+    // its SwiGLU output is recomputed, which recomputes them too) its
+    // output, kept for the routing-weight gradient.
+    const bool act = sel || mods.moe_act;
+    out.routed = m.top_k * (g * h + (act ? 0 : a * h));
+    out.routed_ffn = m.top_k * swiglu(static_cast<double>(m.expert_ffn), act);
   }
   out.dense = attn + ffn;
   return out;
@@ -188,7 +210,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const MemoryInputs& in, int sta
   std::string act_formula =
       fmt::format("{:.2f} micro-batches x {}({} dense + {} MoE layers) x {} tokens, recompute {}",
                   b.in_flight_micro_batches, stage_share < 1 ? "1/2 x " : "", layers.dense, layers.moe,
-                  in.micro_batch_tokens, to_string(in.recompute));
+                  in.micro_batch_tokens, recompute_name(in.recompute, in.modules));
   if (in.recompute == Recompute::kFull && layers.dense + layers.moe > 0) {
     // One layer's full set exists while it is recomputed in backward.
     MemoryInputs none = in;
@@ -276,6 +298,7 @@ MemoryInputs current_memory_inputs(const WorkloadSpec& w) {
   // micro-batch's forward then its backward, as Megatron accumulates
   // gradients): one micro-batch in flight.
   in.schedule = w.parallel.schedule;
+  in.modules = w.memory.modules;
   in.a2a_overlap = w.parallel.moe_a2a_overlap;
   in.recompute = w.memory.recompute;
   in.zero_stage = w.memory.zero_stage;

@@ -18,6 +18,9 @@ namespace epsim::workloads {
 
 // Recompute is workload_spec.hpp's (the workload's [memory] table names it).
 const char* to_string(Recompute recompute);
+// The recomputation as its key names it: "none", "selective", "full", or
+// the modules joined by "+" ("layernorm+moe_act").
+std::string recompute_name(Recompute recompute, const RecomputeModules& modules);
 
 // Everything memory_per_rank() needs beyond the model. Defaults: one rank,
 // BF16 weights and gradients, FP32 master weights and Adam moments.
@@ -29,6 +32,7 @@ struct MemoryInputs {
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   bool a2a_overlap = false;  // Megatron's 1F1B all-to-all overlap: one more warm-up forward in flight
   Recompute recompute = Recompute::kNone;
+  RecomputeModules modules;  // kModules: which
   int zero_stage = 0;  // 0: every rank holds all optimizer state; 1: sharded over DP (dense) and EDP (experts)
   Dtype gemm = Dtype::kBf16;      // GEMM inputs are cached in this dtype (FP8: 1 B + a 4 B scale per scale_block)
   int scale_block = 128;

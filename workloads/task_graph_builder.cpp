@@ -546,6 +546,7 @@ class Builder {
   std::vector<TaskId> backward_attention(int l, int mb, const std::vector<TaskId>& before_attention, int s) {
     ComputeCost attention = twice(sharded(attention_cost(full_, l)));
     if (w_.memory.recompute == Recompute::kSelective) attention += sharded(selective_recompute_cost(full_, l));
+    if (w_.memory.recompute == Recompute::kModules) attention += sharded(module_recompute_cost(full_, l));
     const TaskId done = tp_all_reduce(
         Phase::kBackward, l, mb,
         compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16, attention, before_attention, s), s);

@@ -217,13 +217,45 @@ PrecisionSpec read_precision(std::optional<TableReader> t) {
   return p;
 }
 
+// memory.recompute as a list of Megatron-Core's recompute_modules names.
+RecomputeModules read_recompute_modules(TableReader& t, const toml::array& names) {
+  RecomputeModules m;
+  const std::vector<std::pair<const char*, bool RecomputeModules::*>> known = {
+      {"layernorm", &RecomputeModules::layernorm},           {"mla_up_proj", &RecomputeModules::mla_up_proj},
+      {"core_attn", &RecomputeModules::core_attn},           {"mlp", &RecomputeModules::mlp},
+      {"shared_experts", &RecomputeModules::shared_experts}, {"moe_act", &RecomputeModules::moe_act}};
+  if (names.empty())
+    t.fail("recompute", "an empty module list; give \"none\" or Megatron's recompute_modules names");
+  for (const toml::node& n : names) {
+    const std::optional<std::string> name = n.value<std::string>();
+    if (!name) t.fail("recompute", "expected a list of module names (strings)");
+    if (*name == "moe")
+      t.fail("recompute", "\"moe\" recomputes the whole MoE layer, its all-to-alls again: not simulated; "
+                          "list \"moe_act\" and \"shared_experts\" instead");
+    const auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return *name == k.first; });
+    if (it == known.end())
+      t.fail("recompute", fmt::format("unknown module \"{}\"; expected layernorm, mla_up_proj, core_attn, mlp, "
+                                      "shared_experts or moe_act (Megatron-Core's recompute_modules)",
+                                      *name));
+    if (m.*(it->second)) t.fail("recompute", fmt::format("\"{}\" listed twice", *name));
+    m.*(it->second) = true;
+  }
+  return m;
+}
+
 MemorySpec read_memory(std::optional<TableReader> t) {
   MemorySpec m;
   if (!t) return m;
-  const std::string recompute = t->choice_or("recompute", "none", {"none", "selective", "full"});
-  m.recompute = recompute == "selective" ? Recompute::kSelective
-                : recompute == "full"    ? Recompute::kFull
-                                         : Recompute::kNone;
+  const toml::node* listed = t->node("recompute");
+  if (listed && listed->is_array()) {
+    m.recompute = Recompute::kModules;
+    m.modules = read_recompute_modules(*t, *listed->as_array());
+  } else {
+    const std::string recompute = t->choice_or("recompute", "none", {"none", "selective", "full"});
+    m.recompute = recompute == "selective" ? Recompute::kSelective
+                  : recompute == "full"    ? Recompute::kFull
+                                           : Recompute::kNone;
+  }
   m.zero_stage = static_cast<int>(t->integer_or("zero_stage", 0, 0, 1));
   m.moments = to_dtype(t->choice_or("moments", "fp32", {"fp32", "bf16"}));
   m.allow_oversubscribed = t->boolean_or("allow_oversubscribed", false);

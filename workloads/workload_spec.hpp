@@ -196,12 +196,27 @@ enum class Recompute {
   kNone,       // every activation backward needs is kept
   kSelective,  // DeepSeek-V3's recipe: RMSNorm outputs, MLA up-projections and SwiGLU outputs recomputed
   kFull,       // only each layer's input is kept; one layer is recomputed at a time
+  kModules,    // Megatron's recompute_modules, as MemorySpec::modules lists them
+};
+
+// Megatron-Core's recompute_modules (selective granularity): each module's
+// outputs are dropped after the forward and recomputed before its backward.
+// Megatron's "moe" (the whole MoE layer, its all-to-alls again) is not
+// simulated.
+struct RecomputeModules {
+  bool layernorm = false;       // the RMSNorms' outputs (the projections' and FFNs' inputs)
+  bool mla_up_proj = false;     // MLA's q and kv up-projections' outputs
+  bool core_attn = false;       // the attention core's output and softmax statistics
+  bool mlp = false;             // a dense layer's FFN, its input kept
+  bool shared_experts = false;  // the shared experts' FFN, its input kept
+  bool moe_act = false;         // the routed experts' SwiGLU outputs (and each copy's output)
 };
 
 // [memory]: what the memory-fit check (workloads/memory_fit.hpp) assumes
 // about the training framework, and what to do when a rank does not fit.
 struct MemorySpec {
   Recompute recompute = Recompute::kNone;
+  RecomputeModules modules;  // what kModules recomputes
   int zero_stage = 0;             // 1: optimizer state sharded over the data-parallel groups
   Dtype moments = Dtype::kFp32;   // Adam's m and v (DeepSeek-V3 keeps them in BF16)
   bool allow_oversubscribed = false;  // simulate a step whose ranks exceed HBM instead of refusing it

@@ -51,7 +51,17 @@ TEST_CASE("a value with a line break is refused at its key, in one line", "[core
           "character");
   }
   CHECK_THROWS_WITH(read("[platform_set]\nx = [1, 2]\n", ""),
-                    "m.toml:2:5: error: platform_set.x: expected a string, number or boolean, as after --set key=");
+                    "m.toml:2:5: error: platform_set.x: expected an array of strings, as after --set key=[\"a\", \"b\"]");
+  CHECK_THROWS_WITH(read("[platform_set]\nx = {a = 1}\n", ""),
+                    "m.toml:2:5: error: platform_set.x: expected a string, number, boolean or array of strings, as "
+                    "after --set key=");
+  // A list of names (memory.recompute's modules) reads back as the same array through --set's reader.
+  const auto names = read("[platform_set]\n\"memory.recompute\" = [\"mla_up_proj\", \"mlp\"]\n", "workload.");
+  REQUIRE(names.size() == 1);
+  CHECK(names[0].assignment == "memory.recompute=[\"mla_up_proj\",\"mlp\"]");
+  toml::table t;
+  apply_override(t, names[0].assignment);
+  CHECK(t["memory"]["recompute"].as_array()->size() == 2);
 }
 
 TEST_CASE("an error raised on an assignment is told at its place in the file", "[core]") {

@@ -257,4 +257,16 @@ TEST_CASE("memory: one stage holds one micro-batch, and Qwen3-30B-A3B's 16-GPU r
   MemoryInputs gpipe = in;
   gpipe.schedule = PipelineSchedule::kGpipe;
   CHECK(term(memory_per_rank(w.model, gpipe), "activations") == Approx(1734.63e9).epsilon(1e-5));
+
+  // Megatron's recompute_modules, one by one: layernorm drops both norm
+  // outputs (2 x 2h); moe_act each routed copy's SwiGLU output and expert
+  // output (8 x (2 x 768 + 2h)); core_attn the core's output and statistics
+  // (2 x 32 x 128 + 4 x 32).
+  const auto with = [&](std::vector<std::string> set) {
+    return activation_bytes_per_token(w.model, current_memory_inputs(load_workload("qwen3-30b-a3b", set)), true);
+  };
+  CHECK(with({"memory.recompute=[\"layernorm\"]"}) == per_token - 2 * 2 * h);
+  CHECK(with({"memory.recompute=[\"moe_act\"]"}) == per_token - 8 * (2 * 768 + 2 * h));
+  CHECK(with({"memory.recompute=[\"core_attn\"]"}) == per_token - (2 * 32 * 128 + 4 * 32));
+  CHECK(with({"memory.recompute=[\"layernorm\", \"moe_act\"]"}) == per_token - 4 * h - 8 * (2 * 768 + 2 * h));
 }

@@ -246,6 +246,26 @@ TEST_CASE("recomputation adds the forward it drops to the backward", "[graph][re
   const double extra = flops(sel, Phase::kBackward, TaskKind::kAttention) -
                        flops(nosel, Phase::kBackward, TaskKind::kAttention);
   CHECK(extra == Approx(2.0 * 4096 * up * 4 /*layers*/ * 2 /*micro-batches*/ * 8 /*ranks*/).epsilon(1e-9));
+
+  // Megatron's module list: mla_up_proj alone is the same GEMMs; mlp adds
+  // the dense layers' FFN forward (DeepSeek-V3's first three of these four).
+  const auto modules = [](const char* list) {
+    return build_task_graph(load_workload("deepseek-v3", {"parallel.ep=8", "model.layers=4",
+                                                          std::string("memory.recompute=") + list}));
+  };
+  const double up_only = flops(modules("[\"mla_up_proj\"]"), Phase::kBackward, TaskKind::kAttention) -
+                         flops(nosel, Phase::kBackward, TaskKind::kAttention);
+  CHECK(up_only == Approx(extra).epsilon(1e-9));
+  const WorkloadSpec v3 = load_workload("deepseek-v3", {"parallel.ep=8", "model.layers=4"});
+  WorkloadSpec whole = v3;
+  whole.parallel.tokens_per_micro_batch = v3.parallel.micro_batch * v3.parallel.sequence_length;
+  const double mlp = flops(modules("[\"mla_up_proj\", \"mlp\"]"), Phase::kBackward, TaskKind::kAttention) -
+                     flops(nosel, Phase::kBackward, TaskKind::kAttention) - up_only;
+  CHECK(mlp == Approx(dense_ffn_cost(whole).flops * 3 /*dense layers*/ * 2 /*micro-batches*/ * 8 /*ranks*/)
+                   .epsilon(1e-9));
+  // moe_act adds no FLOPs (a streaming kernel) but its bytes.
+  CHECK(flops(modules("[\"moe_act\"]"), Phase::kBackward, TaskKind::kAttention) ==
+        Approx(flops(nosel, Phase::kBackward, TaskKind::kAttention)).epsilon(1e-12));
 }
 
 TEST_CASE("sliding window: a windowed layer's core attends to at most W keys", "[graph]") {
