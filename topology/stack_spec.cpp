@@ -12,6 +12,7 @@
 #include "core/presets.hpp"
 #include "core/toml_base.hpp"
 #include "core/toml_reader.hpp"
+#include "core/units.hpp"
 
 namespace epsim::topology {
 
@@ -37,8 +38,18 @@ double read_efficiency_share(TableReader& t, std::string_view key, const char* w
 
 namespace {
 
+// A framework or kernel time; absent or written as zero ("0us": a table of
+// device times, no host or launch cost) it is none.
 double seconds_or_zero(TableReader& t, std::string_view key) {
-  return t.has(key) ? t.quantity(key, Quantity::kTime) : 0.0;
+  if (!t.has(key)) return 0.0;
+  const toml::node* n = t.node(key);
+  if (const auto text = n->value<std::string>()) {
+    try {
+      if (parse_quantity(*text, Quantity::kTime) == 0.0) return 0.0;
+    } catch (const std::exception&) {  // the reader below says what is wrong, at the key
+    }
+  }
+  return t.quantity(key, Quantity::kTime);
 }
 
 GemmEfficiency read_gemm(TableReader t) {
