@@ -124,10 +124,14 @@ CollectivePlan with_kernel_costs(CollectivePlan plan, const Task& task, const Al
 
 // A normal direct exchange or a low-latency kernel sending one message per
 // (token, selected expert) rather than one per (token, destination rank).
-bool sends_selections(const Task& task, const AlltoallvOptions& options) {
+// The framework's all-to-all (DispatchKernel::kAlltoall) does so where the
+// traffic has selections; a plain all-to-all (nccl-tests' buffers, no
+// routing) has none, and sends its bytes per destination as they are.
+bool sends_selections(const Task& task, const TrafficMatrix& traffic, const AlltoallvOptions& options) {
   if (options.algorithm == AlltoallAlgorithm::kLowLatency) return true;
   const bool ep = task.kind == workloads::TaskKind::kDispatch || task.kind == workloads::TaskKind::kCombine;
-  const bool collective = options.kernels.dispatch == topology::DispatchKernel::kAlltoall;
+  const bool collective =
+      options.kernels.dispatch == topology::DispatchKernel::kAlltoall && traffic.selections_per_rank > 0;
   return ep && options.algorithm == AlltoallAlgorithm::kDirect && (options.kernels.per_selection || collective);
 }
 
@@ -158,7 +162,7 @@ CollectivePlan with_combine_reduction(CollectivePlan plan, const Task& task, con
   const int ranks = static_cast<int>(placement.npu_of_rank.size());
   for (int s = 0; s < ranks; ++s) {
     double inputs = 0;
-    if (sends_selections(task, options)) {
+    if (sends_selections(task, traffic, options)) {
       inputs = static_cast<double>(traffic.selections_per_rank);
     } else {
       for (int d = 0; d < ranks; ++d) inputs += static_cast<double>(traffic.at(s, d));
@@ -213,7 +217,7 @@ CollectivePlan plan_alltoallv_transfers(const Task& task, const TrafficMatrix& t
   plan.participants = all_npus(placement);
   const bool per_transfer = options.fidelity == Fidelity::kPerFlow;
 
-  if (sends_selections(task, options)) {
+  if (sends_selections(task, traffic, options)) {
     const bool ll = options.algorithm == AlltoallAlgorithm::kLowLatency;
     if (traffic.selections_per_rank <= 0)
       throw InputError({}, "algorithm",
