@@ -62,14 +62,15 @@ StageTimes stage_times(const workloads::WorkloadSpec& w, const PlanRates& rates)
   const int vpp = p.schedule == workloads::PipelineSchedule::kInterleaved ? p.vpp : 1;
   // Slices of the layers along a micro-batch's path (positions).
   const workloads::StageSplit split =
-      workloads::split_layers(w.model.layers, p.pp, vpp, p.first_stage_layers, p.last_stage_layers);
+      workloads::split_layers(w.model.pipeline_layers(), p.pp, vpp, p.first_stage_layers, p.last_stage_layers);
   const int positions = static_cast<int>(split.chunk_layers.size());
   const double tokens = static_cast<double>(p.tokens_per_micro_batch);
   const double backward_share = w.memory.recompute == workloads::Recompute::kFull ? 3.0 : 2.0;
   std::vector<double> forward_s(static_cast<std::size_t>(positions), 0.0);
   for (int pos = 0; pos < positions; ++pos) {
     double per_token_s = 0;
-    for (int l = split.chunk_first[pos]; l < split.chunk_first[pos] + split.chunk_layers[pos]; ++l)
+    // An MTP module's position (l >= layers) adds nothing: the bound leaves MTP out.
+    for (int l = split.chunk_first[pos]; l < std::min(split.chunk_first[pos] + split.chunk_layers[pos], w.model.layers); ++l)
       per_token_s += layer_forward_s(w, rates, l);
     if (pos == positions - 1) per_token_s += 2.0 * workloads::embedding_params(w.model) / rates.dense_flops;  // the output head
     forward_s[static_cast<std::size_t>(pos)] = tokens * per_token_s;

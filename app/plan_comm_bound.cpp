@@ -110,7 +110,8 @@ double plan_comm_bound_s(const workloads::WorkloadSpec& w, const PlanLinks& link
   const workloads::ParallelSpec& p = w.parallel;
   const workloads::ModelSpec& m = w.model;
   const int vpp = p.schedule == workloads::PipelineSchedule::kInterleaved ? p.vpp : 1;
-  const workloads::StageSplit split = workloads::split_layers(m.layers, p.pp, vpp, p.first_stage_layers, p.last_stage_layers);
+  const workloads::StageSplit split =
+      workloads::split_layers(m.pipeline_layers(), p.pp, vpp, p.first_stage_layers, p.last_stage_layers);
   const PerToken token = per_token(w, links.npus_per_node);
   const bool full = w.memory.recompute == workloads::Recompute::kFull;
   const double grad = workloads::token_bytes(workloads::Dtype::kBf16, m.hidden, w.precision.scale_block);
@@ -125,7 +126,8 @@ double plan_comm_bound_s(const workloads::WorkloadSpec& w, const PlanLinks& link
   const int positions = static_cast<int>(split.chunk_layers.size());
   std::vector<double> node_out(static_cast<std::size_t>(positions), 0.0), rank_in(node_out);
   for (int pos = 0; pos < positions; ++pos) {
-    for (int l = split.chunk_first[pos]; l < split.chunk_first[pos] + split.chunk_layers[pos]; ++l) {
+    // An MTP module's position (l >= layers) adds nothing: the bound leaves MTP out.
+    for (int l = split.chunk_first[pos]; l < std::min(split.chunk_first[pos] + split.chunk_layers[pos], m.layers); ++l) {
       const bool moe = m.is_moe(l);
       const int all_reduces = 1 + (moe ? (m.shared_experts > 0 ? 1 : 0) : 1);  // attention, then the FFN's
       rank_in[pos] += phases * all_reduces * tp_in;

@@ -302,7 +302,7 @@ PlanResult plan_layouts(const PlanRequest& r) {
   space.npus = platform.npus;
   space.npus_per_node = platform.shape.npus_per_node;
   space.global_batch = out.global_batch;
-  space.layers = base.model.layers;
+  space.layers = base.model.pipeline_layers();  // as the loader splits them
   space.experts = base.model.experts;
   space.micro_batch = r.micro_batch;
   const Enumeration enumeration = enumerate_layouts(space);

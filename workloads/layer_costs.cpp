@@ -256,14 +256,6 @@ ComputeCost mtp_projection_cost(const WorkloadSpec& w) {
   return ComputeCost(f, backward_of(f, b));
 }
 
-ComputeCost mtp_expert_cost(const WorkloadSpec& w) {
-  const int experts_per_rank = w.model.experts / w.parallel.ep;
-  const double selections = tokens(w) * w.model.top_k;  // per rank, spread over the EP group's experts
-  const std::vector<std::int32_t> rows(static_cast<std::size_t>(experts_per_rank),
-                                       static_cast<std::int32_t>(selections / experts_per_rank + 0.5));
-  return expert_gemm_cost(w, rows.data(), experts_per_rank);
-}
-
 ComputeCost expert_gemm_cost(const WorkloadSpec& w, const std::int32_t* tokens_per_expert, int experts_per_rank) {
   double rows = 0;
   int active = 0;

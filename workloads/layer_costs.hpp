@@ -76,9 +76,6 @@ ComputeCost output_head_cost(const WorkloadSpec& w);
 
 // An MTP module's projection of [hidden; embedding] to hidden: 2 x tokens x 2h x h.
 ComputeCost mtp_projection_cost(const WorkloadSpec& w);
-// An MTP module's routed experts on one rank at the uniform expected load:
-// tokens x top_k selections per rank spread evenly over its experts.
-ComputeCost mtp_expert_cost(const WorkloadSpec& w);
 
 // One rank's grouped expert GEMMs: a SwiGLU per local expert on its rows
 // rounded up to precision.expert_alignment, as grouped GEMMs over the

@@ -82,10 +82,13 @@ class Builder {
     const int layers = w_.model.layers, mbs = w_.parallel.micro_batches;
     std::vector<TaskId> tail;  // the previous micro-batch's last tasks
     for (int mb = 0; mb < mbs; ++mb) {
-      for (int l = 0; l < layers; ++l) tail = forward_layer(l, mb, tail);
+      std::vector<int> sequence(static_cast<std::size_t>(layers));
+      std::iota(sequence.begin(), sequence.end(), 0);
+      sequence.insert(sequence.end(), w_.model.mtp_modules, layers);
+      for (int l : sequence) tail = forward_layer(l, mb, tail);
       const TaskId fwd = head(Phase::kForward, mb, tail, -1);
       tail = {head(Phase::kBackward, mb, {fwd}, -1)};
-      for (int l = layers - 1; l >= 0; --l) tail = backward_layer(l, mb, tail);
+      for (auto l = sequence.rbegin(); l != sequence.rend(); ++l) tail = backward_layer(*l, mb, tail);
     }
     return finish_step(tail);
   }
@@ -171,7 +174,7 @@ class Builder {
   StageSplit chunk_split() const {
     const ParallelSpec& p = w_.parallel;
     const bool dual = p.schedule == PipelineSchedule::kDualPipe;
-    StageSplit split = split_layers(w_.model.layers, p.pp, dual ? 1 : pipeline_chunks(p.schedule, p.pp, p.vpp) / p.pp,
+    StageSplit split = split_layers(w_.model.pipeline_layers(), p.pp, dual ? 1 : pipeline_chunks(p.schedule, p.pp, p.vpp) / p.pp,
                                     p.first_stage_layers, p.last_stage_layers);
     if (!dual) return split;
     for (int k = 0; k < p.pp; ++k) {
@@ -198,12 +201,12 @@ class Builder {
     std::vector<TaskId> fwd = a.forward ? std::move(a_in) : std::move(b_in);
     std::vector<TaskId> bwd = a.forward ? std::move(b_in) : std::move(a_in);
     if (is_last_chunk(bw.chunk)) bwd = {head(Phase::kBackward, bw.micro_batch, bwd, s)};
-    const auto fc = static_cast<std::size_t>(f.chunk), bc = static_cast<std::size_t>(bw.chunk);
-    const int f_layers = split_.chunk_layers[fc], b_layers = split_.chunk_layers[bc];
-    for (int i = 0; i < std::max(f_layers, b_layers); ++i)
-      pair_layer(i < f_layers ? split_.chunk_first[fc] + i : -1,
-                 i < b_layers ? split_.chunk_first[bc] + b_layers - 1 - i : -1, f.micro_batch, bw.micro_batch, fwd, bwd,
-                 s);
+    const std::vector<int> f_layers = chunk_sequence(f.chunk);
+    std::vector<int> b_layers = chunk_sequence(bw.chunk);
+    std::reverse(b_layers.begin(), b_layers.end());
+    for (std::size_t i = 0; i < std::max(f_layers.size(), b_layers.size()); ++i)
+      pair_layer(i < f_layers.size() ? f_layers[i] : -1, i < b_layers.size() ? b_layers[i] : -1, f.micro_batch,
+                 bw.micro_batch, fwd, bwd, s);
     if (is_last_chunk(f.chunk)) fwd = {head(Phase::kForward, f.micro_batch, fwd, s)};
     if (a.forward) return {std::move(fwd), std::move(bwd)};
     return {std::move(bwd), std::move(fwd)};
@@ -218,49 +221,45 @@ class Builder {
     ComputeCost c = one;
     for (int m = 1; m < heads; ++m) c += one;
     const bool forward = phase == Phase::kForward;
-    if (forward) in = mtp_modules(phase, mb, std::move(in), s);
-    TaskId t = compute(TaskKind::kDenseFfn, phase, w_.model.layers, mb, Dtype::kBf16, forward ? c : twice(c),
-                       std::move(in), s);
-    if (!forward) {
-      grad_ready_[w_.model.layers].push_back(t);
-      const std::vector<TaskId> out = mtp_modules(phase, mb, {t}, s);
-      if (!out.empty()) t = out.front();
-    }
+    const TaskId t = compute(TaskKind::kDenseFfn, phase, w_.model.layers, mb, Dtype::kBf16, forward ? c : twice(c),
+                             std::move(in), s);
+    if (!forward) grad_ready_[w_.model.layers].push_back(t);
     return t;
   }
 
-  // DeepSeek-V3's multi-token prediction: per module (model.mtp_modules) its
-  // projection of [hidden; next token's embedding] (2h -> h) and one MoE
-  // block, on the last stage, its expert GEMM at the uniform expected rows
-  // (docs/workload.md: its dispatch and combine are not simulated).
-  std::vector<TaskId> mtp_modules(Phase phase, int mb, std::vector<TaskId> in, int s) {
-    const bool forward = phase == Phase::kForward;
-    auto pass = [&](ComputeCost c) { return forward ? c : twice(c); };
-    for (int m = 0; m < w_.model.mtp_modules; ++m) {
-      const int l = w_.model.layers;  // after the last layer, beside the head
-      const TaskId attention = compute(TaskKind::kAttention, phase, l, mb, Dtype::kBf16,
-                                       pass(sharded(attention_cost(full_))), std::move(in), s);
-      ComputeCost dense = mtp_projection_cost(full_);
-      dense += shared_expert_cost(full_);
-      const TaskId block = compute(TaskKind::kSharedExpert, phase, l, mb, w_.precision.gemm, pass(sharded(dense)),
-                                   {attention}, s);
-      in = {compute(TaskKind::kExpertGemm, phase, l, mb, w_.precision.gemm, pass(mtp_expert_cost(w_)), {block}, s)};
-    }
-    return in;
+  // The layers chunk c runs, in forward order: its slice of the model's
+  // pipeline positions (ModelSpec::pipeline_layers), where DeepSeek-V3's
+  // multi-token prediction modules (model.mtp_modules) come last, as
+  // Megatron's pipeline layout places them. Each module is a layer labelled
+  // model.layers (beside the head): a projection of [hidden; next token's
+  // embedding] (2h -> h) and one MoE block run as the main layers' are,
+  // router, dispatch, experts and combine included, so that DualPipe and
+  // the 1F1B all-to-all overlap pair it as they pair any layer.
+  std::vector<int> chunk_sequence(int c) const {
+    const auto i = static_cast<std::size_t>(c);
+    std::vector<int> sequence;
+    for (int l = split_.chunk_first[i]; l < split_.chunk_first[i] + split_.chunk_layers[i]; ++l)
+      sequence.push_back(std::min(l, w_.model.layers));
+    return sequence;
+  }
+  bool is_mtp(int l) const { return l == w_.model.layers; }
+  bool is_moe_block(int l) const { return is_mtp(l) || w_.model.is_moe(l); }
+  TaskId mtp_projection(Phase phase, int mb, std::vector<TaskId> in, int s) {
+    const ComputeCost c = sharded(mtp_projection_cost(full_));
+    return compute(TaskKind::kDenseFfn, phase, w_.model.layers, mb, w_.precision.gemm,
+                   phase == Phase::kBackward ? twice(c) : c, std::move(in), s);
   }
 
   std::vector<TaskId> forward_chunk(int c, int mb, int s, std::vector<TaskId> in) {
-    const int first = split_.chunk_first[static_cast<std::size_t>(c)];
-    for (int l = first; l < first + split_.chunk_layers[static_cast<std::size_t>(c)]; ++l) in = forward_layer(l, mb, in, s);
+    for (int l : chunk_sequence(c)) in = forward_layer(l, mb, in, s);
     if (is_last_chunk(c)) in = {head(Phase::kForward, mb, in, s)};
     return in;
   }
 
   std::vector<TaskId> backward_chunk(int c, int mb, int s, std::vector<TaskId> in) {
     if (is_last_chunk(c)) in = {head(Phase::kBackward, mb, in, s)};
-    const int first = split_.chunk_first[static_cast<std::size_t>(c)];
-    for (int l = first + split_.chunk_layers[static_cast<std::size_t>(c)] - 1; l >= first; --l)
-      in = backward_layer(l, mb, in, s);
+    const std::vector<int> sequence = chunk_sequence(c);
+    for (auto l = sequence.rbegin(); l != sequence.rend(); ++l) in = backward_layer(*l, mb, in, s);
     return in;
   }
 
@@ -347,7 +346,8 @@ class Builder {
     std::vector<int> layers;
     for (std::size_t c = 0; c < split_.chunk_layers.size(); ++c) {
       if (stage_of(static_cast<int>(c)) != s) continue;
-      for (int l = split_.chunk_first[c]; l < split_.chunk_first[c] + split_.chunk_layers[c]; ++l) layers.push_back(l);
+      for (int l = split_.chunk_first[c]; l < split_.chunk_first[c] + split_.chunk_layers[c]; ++l)
+        if (l < w_.model.layers) layers.push_back(l);  // an MTP module's parameters are not synced (docs/workload.md)
     }
     std::sort(layers.begin(), layers.end());  // DualPipe's second slice may come first
     std::vector<TaskId> expert_done;
@@ -396,19 +396,24 @@ class Builder {
     return add(std::move(t));
   }
 
+  // A MoE layer's index among the sampled ones; an MTP module's block
+  // (layer model.layers) takes the last layer's routing: the same tokens,
+  // routed by a router of the same shape (its own is not sampled).
+  int moe_index(int layer) const { return std::min(layer, w_.model.layers - 1) - w_.model.dense_layers; }
+
   TaskId expert_gemm(Phase phase, int layer, int mb, TaskId dep, int stage) {
     Task t = base(TaskKind::kExpertGemm, phase, layer, mb, {dep});
     t.dtype = w_.precision.gemm;
     t.stage = stage;
-    t.routing = (layer - w_.model.dense_layers) * w_.parallel.micro_batches + mb;
-    set_expert_loads(t, w_, r_.at(layer - w_.model.dense_layers, mb), g_.ranks, g_.stage_ranks);
+    t.routing = moe_index(layer) * w_.parallel.micro_batches + mb;
+    set_expert_loads(t, w_, r_.at(moe_index(layer), mb), g_.ranks, g_.stage_ranks);
     return add(std::move(t));
   }
 
   TaskId all_to_all(TaskKind kind, Phase phase, int layer, int mb, bool transpose, double bytes_per_token,
                     std::vector<TaskId> deps, int stage) {
     Task t = base(kind, phase, layer, mb, std::move(deps));
-    t.traffic = (layer - w_.model.dense_layers) * w_.parallel.micro_batches + mb;
+    t.traffic = moe_index(layer) * w_.parallel.micro_batches + mb;
     t.routing = t.traffic;
     t.transpose = transpose;
     t.bytes_per_token = bytes_per_token;
@@ -467,14 +472,14 @@ class Builder {
   // collectives again before its backward, up to the expert GEMM.
   std::vector<TaskId> forward_layer(int l, int mb, const std::vector<TaskId>& in, int s = -1,
                                     Phase phase = Phase::kForward) {
-    if (!w_.model.is_moe(l)) {
+    if (!is_moe_block(l)) {
       const TaskId attn = forward_attention(l, mb, in, s, phase);
       return {tp_all_reduce(
           phase, l, mb,
           compute(TaskKind::kDenseFfn, phase, l, mb, w_.precision.gemm, sharded(dense_ffn_cost(full_)), {attn}, s), s)};
     }
     MoeForward f{l, mb, s, phase};
-    forward_router(f, in);
+    forward_router(f, is_mtp(l) ? std::vector<TaskId>{mtp_projection(phase, mb, in, s)} : in);
     forward_dispatch(f);
     forward_experts(f);
     forward_combine(f);
@@ -553,6 +558,13 @@ class Builder {
     grad_ready_[l].push_back(done);
     return {done};
   }
+  // The router's, shared expert's and attention's backward, then an MTP
+  // module's projection's.
+  std::vector<TaskId> after_backward_router(const MoeBackward& b) {
+    std::vector<TaskId> out = backward_router(b);
+    if (is_mtp(b.l)) out = {mtp_projection(Phase::kBackward, b.mb, out, b.s)};
+    return out;
+  }
   // The backward's input: full recomputation first reruns the layer's forward.
   std::vector<TaskId> backward_input(int l, int mb, const std::vector<TaskId>& gradient_in, int s) {
     return w_.memory.recompute == Recompute::kFull ? forward_layer(l, mb, gradient_in, s, Phase::kRecompute)
@@ -561,7 +573,7 @@ class Builder {
 
   std::vector<TaskId> backward_layer(int l, int mb, const std::vector<TaskId>& gradient_in, int s = -1) {
     const std::vector<TaskId> in = backward_input(l, mb, gradient_in, s);
-    if (!w_.model.is_moe(l)) {
+    if (!is_moe_block(l)) {
       return backward_attention(
           l, mb,
           {tp_all_reduce(Phase::kBackward, l, mb,
@@ -574,7 +586,7 @@ class Builder {
     backward_combine(b);
     backward_experts(b);
     backward_dispatch(b);
-    return backward_router(b);
+    return after_backward_router(b);
   }
 
   // One layer of an overlapped pair: a backward layer and a forward layer of
@@ -585,7 +597,7 @@ class Builder {
   // experts, F experts, B attention: each all-to-all runs under the other
   // micro-batch's compute. A dense layer on either side is listed whole.
   void pair_layer(int fl, int bl, int mb_f, int mb_b, std::vector<TaskId>& fwd, std::vector<TaskId>& bwd, int s) {
-    if (fl < 0 || bl < 0 || !w_.model.is_moe(fl) || !w_.model.is_moe(bl)) {
+    if (fl < 0 || bl < 0 || !is_moe_block(fl) || !is_moe_block(bl)) {
       if (bl >= 0) bwd = backward_layer(bl, mb_b, bwd, s);
       if (fl >= 0) fwd = forward_layer(fl, mb_f, fwd, s);
       return;
@@ -593,13 +605,13 @@ class Builder {
     MoeBackward b{bl, mb_b, s, backward_input(bl, mb_b, bwd, s)};
     MoeForward f{fl, mb_f, s, Phase::kForward};
     backward_combine(b);
-    forward_router(f, fwd);
+    forward_router(f, is_mtp(fl) ? std::vector<TaskId>{mtp_projection(Phase::kForward, mb_f, fwd, s)} : fwd);
     forward_dispatch(f);
     backward_experts(b);
     backward_dispatch(b);
     forward_experts(f);
     forward_combine(f);
-    bwd = backward_router(b);
+    bwd = after_backward_router(b);
     fwd = f.out;
   }
 

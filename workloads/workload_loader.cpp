@@ -178,9 +178,9 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
   p.schedule = read_schedule(t, p.vpp);
   p.moe_a2a_overlap = t.boolean_or("moe_a2a_overlap", false);
   if (auto problem = check_a2a_overlap(p)) t.fail("moe_a2a_overlap", *problem);
-  p.first_stage_layers = static_cast<int>(t.integer_or("first_stage_layers", 0, 0, m.layers));
-  p.last_stage_layers = static_cast<int>(t.integer_or("last_stage_layers", 0, 0, m.layers));
-  if (auto problem = check_stage_split(m.layers, p.pp, p.vpp, p.first_stage_layers, p.last_stage_layers))
+  p.first_stage_layers = static_cast<int>(t.integer_or("first_stage_layers", 0, 0, m.pipeline_layers()));
+  p.last_stage_layers = static_cast<int>(t.integer_or("last_stage_layers", 0, 0, m.pipeline_layers()));
+  if (auto problem = check_stage_split(m.pipeline_layers(), p.pp, p.vpp, p.first_stage_layers, p.last_stage_layers))
     t.fail(problem->key, problem->message);
 
   p.micro_batch = t.integer_or("micro_batch", 1, 1, kMaxTokens);

@@ -68,6 +68,10 @@ struct ModelSpec {
   Activation activation = Activation::kSwiglu;
 
   int moe_layers() const { return layers - dense_layers; }
+  // The layers a pipeline splits into chunks: the model's, then its MTP
+  // modules, which Megatron's pipeline layout places as layers ("m" before
+  // the loss, "L"), so that first/last_stage_layers count them.
+  int pipeline_layers() const { return layers + mtp_modules; }
   bool is_moe(int layer) const { return layer >= dense_layers && layer < layers; }
 };
 

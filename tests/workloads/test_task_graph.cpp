@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -324,25 +325,52 @@ TEST_CASE("operators: a SwiGLU's grouped gate/up GEMM, activation and down GEMM;
   CHECK(head.ops[2].bytes == Approx(4096.0 * 151936 / 2 * 6));  // BF16 logits read, FP32 upcast
 }
 
-TEST_CASE("MTP: a module's projection and MoE block before the head, the head passed twice", "[graph]") {
+TEST_CASE("MTP: a module's projection and MoE block, dispatch and combine included, before the head", "[graph]") {
   // tiny-moe, 4 layers: the module sits after the last layer (layer index 4, beside the head).
   const WorkloadSpec w0 = load_workload("tiny-moe");
   const WorkloadSpec w1 = load_workload("tiny-moe", {"model.mtp_modules=1"});
   const TaskGraph g0 = build_task_graph(w0), g1 = build_task_graph(w1);
-  const int head_layer = w1.model.layers;
-  const Task& head0 = find(g0, TaskKind::kDenseFfn, Phase::kForward, head_layer, 0);
-  const Task& head1 = find(g1, TaskKind::kDenseFfn, Phase::kForward, head_layer, 0);
-  CHECK(head1.flops[0] == Approx(2 * head0.flops[0]));
-  // The block: attention, then projection + shared expert, then the routed experts at the expected load.
-  const Task& attention = find(g1, TaskKind::kAttention, Phase::kForward, head_layer, 0);
-  const Task& block = find(g1, TaskKind::kSharedExpert, Phase::kForward, head_layer, 0);
-  const Task& experts = find(g1, TaskKind::kExpertGemm, Phase::kForward, head_layer, 0);
-  CHECK(attention.flops[0] == Approx(attention_cost(w1).flops));
-  CHECK(block.flops[0] == Approx(mtp_projection_cost(w1).flops + shared_expert_cost(w1).flops));
+  const int mtp_layer = w1.model.layers, last = w1.model.layers - 1;
+  std::vector<const Task*> forward;
+  for (const Task& t : g1.tasks)
+    if (t.layer == mtp_layer && t.phase == Phase::kForward && t.micro_batch == 0) forward.push_back(&t);
+  const std::vector<TaskKind> kinds = {TaskKind::kDenseFfn, TaskKind::kAttention,    TaskKind::kGate,
+                                       TaskKind::kDispatch, TaskKind::kExpertGemm,   TaskKind::kSharedExpert,
+                                       TaskKind::kCombine,  TaskKind::kDenseFfn};
+  REQUIRE(forward.size() == kinds.size());
+  for (std::size_t i = 0; i < kinds.size(); ++i) CHECK(forward[i]->kind == kinds[i]);
+  const Task &projection = *forward[0], &dispatch = *forward[3], &experts = *forward[4], &combine = *forward[6],
+             &head1 = *forward[7];
+  CHECK(projection.flops[0] == Approx(mtp_projection_cost(w1).flops));
   CHECK(mtp_projection_cost(w1).flops == Approx(2.0 * 256 * 2 * 512 * 512));  // 2 x tokens x 2h x h
-  // tokens x top_k selections per rank over its 4 experts: 256 x 4 / 4 = 256 rows each.
-  CHECK(experts.flops[0] == Approx(4 * swiglu_cost(256, 512, 256, Dtype::kBf16).flops));
-  CHECK(std::find(head1.deps.begin(), head1.deps.end(), experts.id) != head1.deps.end());
-  // One more compute chain per micro-batch: 3 forward and 3 backward tasks each.
-  CHECK(g1.tasks.size() == g0.tasks.size() + 6 * static_cast<std::size_t>(w1.parallel.micro_batches));
+  // Its tokens route as the last layer's: the same traffic and the same expert loads, rank by rank.
+  CHECK(dispatch.traffic == find(g1, TaskKind::kDispatch, Phase::kForward, last, 0).traffic);
+  CHECK(experts.flops == find(g1, TaskKind::kExpertGemm, Phase::kForward, last, 0).flops);
+  CHECK(std::find(experts.deps.begin(), experts.deps.end(), dispatch.id) != experts.deps.end());
+  CHECK(std::find(head1.deps.begin(), head1.deps.end(), combine.id) != head1.deps.end());
+  const Task& head0 = find(g0, TaskKind::kDenseFfn, Phase::kForward, mtp_layer, 0);
+  CHECK(head1.flops[0] == Approx(2 * head0.flops[0]));  // the main head and the module's
+  // The backward runs the block in reverse, then the projection, after the head's backward.
+  const Task& combine_back = find(g1, TaskKind::kCombine, Phase::kBackward, mtp_layer, 0);
+  const Task& head_back = find(g1, TaskKind::kDenseFfn, Phase::kBackward, mtp_layer, 0);
+  CHECK(std::find(combine_back.deps.begin(), combine_back.deps.end(), head_back.id) != combine_back.deps.end());
+  // Seven more tasks per micro-batch each way (tp 1: no all-reduce).
+  CHECK(g1.tasks.size() == g0.tasks.size() + 14 * static_cast<std::size_t>(w1.parallel.micro_batches));
+}
+
+TEST_CASE("MTP modules count in the pipeline split, as Megatron's layout places them", "[graph]") {
+  // tiny-moe's 4 layers and one MTP module over 5 stages: a position each,
+  // the module alone on the last stage with the head; without it, 4 layers
+  // cannot fill 5 stages.
+  CHECK_THROWS(load_workload("tiny-moe", {"parallel.pp=5"}));
+  const WorkloadSpec w = load_workload("tiny-moe", {"model.mtp_modules=1", "parallel.pp=5"});
+  const TaskGraph g = build_task_graph(w);
+  int module_tasks = 0;
+  for (const Task& t : g.tasks) {
+    if (t.is_collective() || t.stage < 0 || t.layer < 0) continue;  // layer -1: a stage's optimizer
+    CHECK(t.stage == std::min(t.layer, 4));  // layer l on stage l; the module and head (layer 4) on stage 4
+    module_tasks += t.layer == 4 ? 1 : 0;
+  }
+  // Per micro-batch each way: the projection, attention, router, experts, shared expert and the head.
+  CHECK(module_tasks == 12 * w.parallel.micro_batches);
 }
