@@ -79,12 +79,10 @@ class Builder {
   // The order is 1F1B's at pp = 1 (pipeline_order); the gradient sync
   // waits for the last micro-batch's backward of each layer.
   TaskGraph build_one_stage() {
-    const int layers = w_.model.layers, mbs = w_.parallel.micro_batches;
+    const int mbs = w_.parallel.micro_batches;
+    const std::vector<int> sequence = layer_sequence(0, w_.model.pipeline_layers());
     std::vector<TaskId> tail;  // the previous micro-batch's last tasks
     for (int mb = 0; mb < mbs; ++mb) {
-      std::vector<int> sequence(static_cast<std::size_t>(layers));
-      std::iota(sequence.begin(), sequence.end(), 0);
-      sequence.insert(sequence.end(), w_.model.mtp_modules, layers);
       for (int l : sequence) tail = forward_layer(l, mb, tail);
       const TaskId fwd = head(Phase::kForward, mb, tail, -1);
       tail = {head(Phase::kBackward, mb, {fwd}, -1)};
@@ -237,9 +235,11 @@ class Builder {
   // the 1F1B all-to-all overlap pair it as they pair any layer.
   std::vector<int> chunk_sequence(int c) const {
     const auto i = static_cast<std::size_t>(c);
+    return layer_sequence(split_.chunk_first[i], split_.chunk_layers[i]);
+  }
+  std::vector<int> layer_sequence(int first_position, int positions) const {
     std::vector<int> sequence;
-    for (int l = split_.chunk_first[i]; l < split_.chunk_first[i] + split_.chunk_layers[i]; ++l)
-      sequence.push_back(std::min(l, w_.model.layers));
+    for (int p = first_position; p < first_position + positions; ++p) sequence.push_back(std::min(p, w_.model.layers));
     return sequence;
   }
   bool is_mtp(int l) const { return l == w_.model.layers; }
@@ -444,8 +444,10 @@ class Builder {
         phase, l, mb, compute(TaskKind::kAttention, phase, l, mb, Dtype::kBf16, sharded(attention_cost(full_, l)), in, s),
         s);
   }
+  // An MTP module's projection first, then attention and the router.
   void forward_router(MoeForward& f, const std::vector<TaskId>& in) {
-    const TaskId attn = forward_attention(f.l, f.mb, in, f.s, f.phase);
+    const TaskId attn = forward_attention(
+        f.l, f.mb, is_mtp(f.l) ? std::vector<TaskId>{mtp_projection(f.phase, f.mb, in, f.s)} : in, f.s, f.phase);
     f.gate = compute(TaskKind::kGate, f.phase, f.l, f.mb, Dtype::kFp32, gate_cost(w_), {attn}, f.s);
   }
   void forward_dispatch(MoeForward& f) {
@@ -479,7 +481,7 @@ class Builder {
           compute(TaskKind::kDenseFfn, phase, l, mb, w_.precision.gemm, sharded(dense_ffn_cost(full_)), {attn}, s), s)};
     }
     MoeForward f{l, mb, s, phase};
-    forward_router(f, is_mtp(l) ? std::vector<TaskId>{mtp_projection(phase, mb, in, s)} : in);
+    forward_router(f, in);
     forward_dispatch(f);
     forward_experts(f);
     forward_combine(f);
@@ -535,7 +537,7 @@ class Builder {
     b.dispatch =
         all_to_all(TaskKind::kDispatch, Phase::kBackward, b.l, b.mb, true, gradient_bytes_per_token(), {b.experts}, b.s);
   }
-  // The router's and shared expert's backward, then attention's.
+  // The router's and shared expert's backward, then attention's (and an MTP module's projection's).
   std::vector<TaskId> backward_router(const MoeBackward& b) {
     std::vector<TaskId> before_attention = {
         compute(TaskKind::kGate, Phase::kBackward, b.l, b.mb, Dtype::kFp32, twice(gate_cost(w_)), {b.dispatch}, b.s)};
@@ -546,7 +548,9 @@ class Builder {
                                                        b.in, b.s),
                                                b.s));
     }
-    return backward_attention(b.l, b.mb, before_attention, b.s);
+    std::vector<TaskId> out = backward_attention(b.l, b.mb, before_attention, b.s);
+    if (is_mtp(b.l)) out = {mtp_projection(Phase::kBackward, b.mb, out, b.s)};  // then an MTP module's projection
+    return out;
   }
   std::vector<TaskId> backward_attention(int l, int mb, const std::vector<TaskId>& before_attention, int s) {
     ComputeCost attention = twice(sharded(attention_cost(full_, l)));
@@ -557,13 +561,6 @@ class Builder {
         compute(TaskKind::kAttention, Phase::kBackward, l, mb, Dtype::kBf16, attention, before_attention, s), s);
     grad_ready_[l].push_back(done);
     return {done};
-  }
-  // The router's, shared expert's and attention's backward, then an MTP
-  // module's projection's.
-  std::vector<TaskId> after_backward_router(const MoeBackward& b) {
-    std::vector<TaskId> out = backward_router(b);
-    if (is_mtp(b.l)) out = {mtp_projection(Phase::kBackward, b.mb, out, b.s)};
-    return out;
   }
   // The backward's input: full recomputation first reruns the layer's forward.
   std::vector<TaskId> backward_input(int l, int mb, const std::vector<TaskId>& gradient_in, int s) {
@@ -586,7 +583,7 @@ class Builder {
     backward_combine(b);
     backward_experts(b);
     backward_dispatch(b);
-    return after_backward_router(b);
+    return backward_router(b);
   }
 
   // One layer of an overlapped pair: a backward layer and a forward layer of
@@ -605,13 +602,13 @@ class Builder {
     MoeBackward b{bl, mb_b, s, backward_input(bl, mb_b, bwd, s)};
     MoeForward f{fl, mb_f, s, Phase::kForward};
     backward_combine(b);
-    forward_router(f, is_mtp(fl) ? std::vector<TaskId>{mtp_projection(Phase::kForward, mb_f, fwd, s)} : fwd);
+    forward_router(f, fwd);
     forward_dispatch(f);
     backward_experts(b);
     backward_dispatch(b);
     forward_experts(f);
     forward_combine(f);
-    bwd = after_backward_router(b);
+    bwd = backward_router(b);
     fwd = f.out;
   }
 
