@@ -11,6 +11,7 @@
 #include "app/child_job.hpp"
 #include "app/measurement_file.hpp"
 #include "app/run_job.hpp"
+#include "app/serving_curve.hpp"
 #include "core/input_file.hpp"
 #include "core/presets.hpp"
 #include "core/toml_reader.hpp"
@@ -114,6 +115,7 @@ EndToEndFile load_end_to_end_file(const std::string& path) {
   f.workload_set = optional_assignments(root, "workload_set", "workload.");
   TableReader measured = root.table("measured");
   f.tokens_per_s_per_npu = measured.number("tokens_per_s_per_npu", 1e-3, 1e9);
+  if (measured.has("latency")) f.latency_s = measured.quantity("latency", Quantity::kTime);
   if (measured.has("band")) f.band = measured.number("band", 0, 1);
   measured.finish();
   if (const toml::node* slower = root.node("slower")) {
@@ -131,7 +133,11 @@ EndToEndFile load_end_to_end_file(const std::string& path) {
     }
   }
   root.finish();
+  if (f.latency_s && !f.slower.empty())
+    root.fail("slower", "a serving file with [measured] latency chooses its batch per run: it has no variants");
   check_runs(f);
+  if (f.latency_s && !load_job_workload(request_of(f, {})).serving)
+    measured.fail("latency", "only a serving workload ([serving], docs/serving.md) has a latency to meet");
   return f;
 }
 
@@ -143,10 +149,27 @@ bool EndToEndValidation::variants_slower() const {
   return true;
 }
 
+// A serving file's layout at the batch with the most tokens/s per NPU within its latency.
+EndToEndRun run_within_latency(const EndToEndFile& f) {
+  ServingCurveRequest request;
+  request.base = request_of(f, {});
+  request.latency_limit_s = f.latency_s;
+  const ServingCurve curve = serving_curve(request);
+  const ServingPoint& best = curve.points[*curve.best];
+  EndToEndRun out;
+  out.serving_batch = best.batch;
+  out.serving_latency_s = best.latency_s;
+  out.step_s = best.step_s;
+  out.tokens_per_s_per_npu = best.tokens_per_s_per_npu;
+  out.mfu = best.mfu;
+  out.reduction = "{}";
+  return out;
+}
+
 EndToEndValidation validate_end_to_end(const EndToEndFile& file) {
   EndToEndValidation v;
   v.file = file;
-  v.layout = run(file, "", {});
+  v.layout = file.latency_s ? run_within_latency(file) : run(file, "", {});
   for (const EndToEndVariant& variant : file.slower) v.slower.push_back(run(file, variant.name, variant.workload_set));
   return v;
 }
@@ -161,6 +184,10 @@ std::string format_end_to_end(const EndToEndValidation& v) {
   out += fmt::format("  {:<44} {:>12} {:>16} {:>9} {:>9}\n", "", "step", "tokens/s/NPU", "MFU", "step vs");
   out += fmt::format("  {:<44} {:>10.5g} s {:>16.1f} {:>7.2f} % {:>9}\n", "layout (simulated)", v.layout.step_s,
                      v.layout.tokens_per_s_per_npu, 100 * v.layout.mfu, "");
+  if (f.latency_s)
+    out += fmt::format("  {:<44} the most tokens/s per NPU within {:.3f} ms: {} sequences per rank at {:.3f} ms\n",
+                       "serving batch (simulated)", *f.latency_s * 1e3, v.layout.serving_batch,
+                       v.layout.serving_latency_s * 1e3);
   out += fmt::format("  {:<44} {:>12} {:>16.1f} {:>9} {:>8}\n", "measured", "", f.tokens_per_s_per_npu, "", "");
   for (const EndToEndRun& r : v.slower)
     out += fmt::format("  {:<44} {:>10.5g} s {:>16.1f} {:>7.2f} % {:>+7.1f} %\n", r.name, r.step_s,
@@ -192,6 +219,11 @@ std::string format_end_to_end_json(const EndToEndValidation& v) {
                                   {"reduction", nlohmann::ordered_json::parse(r.reduction)}};
   };
   j["layout"] = run_json(v.layout);
+  if (v.file.latency_s) {
+    j["latency_s"] = *v.file.latency_s;
+    j["layout"]["serving_batch"] = v.layout.serving_batch;
+    j["layout"]["serving_latency_s"] = v.layout.serving_latency_s;
+  }
   j["error"] = v.error();
   j["slower"] = nlohmann::ordered_json::array();
   for (const EndToEndRun& r : v.slower) j["slower"].push_back(run_json(r));

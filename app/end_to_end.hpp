@@ -9,6 +9,7 @@
 #include "core/presets.hpp"
 #include "core/toml_reader.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,10 @@ struct EndToEndFile {
   std::string workload;  // the same
   std::vector<FileAssignment> workload_set;
   double tokens_per_s_per_npu = 0;  // measured
+  // A serving workload's latency at the measurement (TPOT for decode, TTFT
+  // for prefill): the prediction is the most tokens/s per NPU of a batch
+  // within it (app/serving_curve.hpp), not of the workload's own batch.
+  std::optional<double> latency_s;
   // |simulated / measured - 1| <= band passes; unset: a prediction, its
   // error reported and not checked (the variants still are).
   std::optional<double> band;
@@ -57,6 +62,8 @@ EndToEndFile load_end_to_end_file(const std::string& path);
 
 struct EndToEndRun {
   std::string name;  // "" for the layout itself
+  std::int64_t serving_batch = 0;  // with a latency: the batch chosen within it
+  double serving_latency_s = 0;    // and its TPOT or TTFT
   double step_s = 0;
   double tokens_per_s_per_npu = 0;
   double mfu = 0;

@@ -12,6 +12,8 @@
 #include "sim/platform/platform_loader.hpp"
 #include "sim/run_memory.hpp"
 #include "workloads/memory_fit.hpp"
+#include "workloads/serving_ledger.hpp"
+#include "workloads/serving_memory.hpp"
 #include "workloads/model_flops.hpp"
 #include "workloads/routing_stream.hpp"
 #include "workloads/task_graph_builder.hpp"
@@ -63,7 +65,14 @@ void check_fidelity(const sim::ReplayOptions& o, const workloads::WorkloadSpec& 
 }
 
 // What a rank of `w` holds in HBM as epsim's step runs it.
-sim::MemoryRequest memory_request(const workloads::WorkloadSpec& w) {
+sim::MemoryRequest memory_request(const workloads::WorkloadSpec& w, double capacity_bytes = 0) {
+  if (w.serving) {
+    const std::int64_t largest = workloads::largest_serving_batch(w, capacity_bytes);
+    return {workloads::serving_memory_per_rank(w), w.memory.allow_oversubscribed, w.source, "serving.batch",
+            w.serving->batch_given_at,
+            largest > 0 ? fmt::format("the largest batch that fits is {} sequences per rank", largest)
+                        : "not even the weights and one sequence per micro-batch fit: use more ranks (ep, dp) or tp"};
+  }
   return {workloads::memory_per_rank(w.model, workloads::current_memory_inputs(w)), w.memory.allow_oversubscribed,
           w.source};
 }
@@ -103,7 +112,8 @@ CheckedJob checked_job(const RunRequest& r, workloads::WorkloadSpec workload, co
   workloads::check_traffic_memory(largest);
   sim::check_run_memory(job.platform, largest, kept_micro_batches(job.plan));
   if (job.platform.cluster)
-    sim::enforce_memory_fit(memory_request(w), job.platform.cluster->npu.hbm_capacity_bytes);
+    sim::enforce_memory_fit(memory_request(w, job.platform.cluster->npu.hbm_capacity_bytes),
+                            job.platform.cluster->npu.hbm_capacity_bytes);
   return job;
 }
 
@@ -124,7 +134,17 @@ sim::Scenario describe(const RunRequest& r, const workloads::WorkloadSpec& w) {
   s.sequence_length = p.sequence_length;
   s.global_batch = p.global_batch;
   const workloads::ModelFlops flops = workloads::model_flops(w);
-  s.model_flops_per_token = flops.per_token();
+  s.model_flops_per_token = w.serving ? flops.forward_per_token() : flops.per_token();
+  if (w.serving) {
+    s.serving_phase = to_string(w.serving->phase);
+    s.serving_batch = w.serving->batch;
+    s.serving_context = w.serving->cached_tokens();
+    s.serving_tokens_per_sequence = w.serving->served_tokens();
+    const workloads::ServingLedger ledger = workloads::serving_ledger(w);
+    s.serving_weight_bytes = ledger.weight_bytes;
+    s.serving_cache_bytes = ledger.cache_bytes;
+    s.serving_flops = ledger.flops;
+  }
   s.active_params = flops.active_params;
   s.mfu_dtype = w.precision.gemm;
   s.routing = workloads::routing_placement(w);
@@ -141,7 +161,7 @@ SplitOverrides split_set_options(const std::vector<std::string>& overrides) {
     else if (starts_with(o, "platform."))
       out.platform.push_back(o.substr(9));
     else if (starts_with(o, "model.") || starts_with(o, "parallel.") || starts_with(o, "precision.") ||
-             starts_with(o, "routing.") || starts_with(o, "memory."))
+             starts_with(o, "routing.") || starts_with(o, "memory.") || starts_with(o, "serving."))
       out.workload.push_back(o);
     else
       out.platform.push_back(o);
@@ -160,9 +180,11 @@ RunOutcome run_job(const RunRequest& r, const RunProgress& progress) {
   CheckedJob job = checked_job(r, load_split_workload(r, overrides), overrides, options);
   const workloads::WorkloadSpec& w = job.workload;
   options.compute_fallback = w.precision.gemm_fallback;
+  options.decode = w.decoding();
   // The platform's own name and NPU model are filled in by simulate_on().
   const sim::Scenario scenario = describe(r, w);
-  const sim::MemoryRequest memory = memory_request(w);
+  const sim::MemoryRequest memory =
+      memory_request(w, job.platform.cluster ? job.platform.cluster->npu.hbm_capacity_bytes : 0);
   const StepPlan& plan = job.plan;
   // A steady state not reached falls back to every micro-batch: the memory that needs, checked then.
   const sim::RunMemory fallback_memory =

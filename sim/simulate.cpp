@@ -12,10 +12,12 @@ namespace epsim::sim {
 
 workloads::MemoryFit enforce_memory_fit(const MemoryRequest& request, double capacity_bytes) {
   const workloads::MemoryFit fit = workloads::check_memory_fit(request.breakdown, capacity_bytes);
-  if (!fit.fits && !request.allow_oversubscribed)
+  if (!fit.fits && !request.allow_oversubscribed) {
+    const std::string problem = "a rank does not fit in HBM: " + workloads::describe_memory_fit(request.breakdown, fit);
+    if (!request.key.empty()) throw InputError(request.at, request.key, problem + "; " + request.remedy);
     throw InputError({request.workload_source}, "memory",
-                     "a rank does not fit in HBM: " + workloads::describe_memory_fit(request.breakdown, fit) +
-                         "; set memory.allow_oversubscribed = true to simulate the step anyway");
+                     problem + "; set memory.allow_oversubscribed = true to simulate the step anyway");
+  }
   return fit;
 }
 

@@ -26,6 +26,11 @@ struct MemoryRequest {
   workloads::MemoryBreakdown breakdown;
   bool allow_oversubscribed = false;  // the workload's memory.allow_oversubscribed
   std::string workload_source;        // where the refusal points
+  // The key a refusal names, where it was given, and what to do instead;
+  // empty: key memory at the workload, oversubscription as the remedy.
+  std::string key = {};
+  SourceLocation at = {};
+  std::string remedy = {};
 };
 
 // The fit of `request` on NPUs of `capacity_bytes` (0: unknown, not

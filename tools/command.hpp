@@ -22,5 +22,6 @@ Command add_sweep_command(CLI::App& epsim);     // cmd_sweep.cpp
 Command add_validate_command(CLI::App& epsim);  // cmd_validate.cpp
 Command add_collective_command(CLI::App& epsim);  // cmd_collective.cpp
 Command add_plan_command(CLI::App& epsim);        // cmd_plan.cpp
+Command add_serve_command(CLI::App& epsim);       // cmd_serve.cpp
 
 }  // namespace epsim::tools

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
       tools::add_validate_command(epsim_app),
       tools::add_collective_command(epsim_app),
       tools::add_plan_command(epsim_app),
+      tools::add_serve_command(epsim_app),
   };
 
   try {

@@ -1,6 +1,7 @@
 // Per-kernel FLOP and byte formulas.
 #include "workloads/layer_costs.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "core/moe_formulas.hpp"
@@ -81,13 +82,87 @@ double attention_params(const ModelSpec& m) {
 }
 
 double attention_context(const WorkloadSpec& w, int layer) {
+  const bool windowed = layer >= 0 && w.model.attention.windowed(layer);
+  if (w.decoding()) {  // each query over the cache, the token before it and itself (a window caps it)
+    const ServingSpec& sv = *w.serving;
+    const double keys = static_cast<double>(sv.kv_length) + 1.0 + sv.mtp_tokens / 2.0;
+    return windowed ? std::min(keys, static_cast<double>(w.model.attention.sliding_window)) : keys;
+  }
+  if (w.serving && w.serving->prefix_hit > 0 && !windowed) {  // the cached prefix, then causal over the rest
+    const double prefix = static_cast<double>(w.serving->prompt_length - w.serving->computed_prompt_tokens());
+    return prefix + (static_cast<double>(w.parallel.sequence_length) + 1.0) / 2.0;
+  }
   const double s = static_cast<double>(w.parallel.sequence_length);
   const double window = layer >= 0 && w.model.attention.windowed(layer) ? w.model.attention.sliding_window : s;
   if (window >= s) return (s + 1.0) / 2.0;
   return (window * (window + 1.0) / 2.0 + (s - window) * window) / s;
 }
 
+double kv_cache_bytes_per_token(const WorkloadSpec& w) {
+  const AttentionSpec& a = w.model.attention;
+  const double element = w.serving ? dtype_bytes(w.serving->kv_cache) : kActivationBytes;
+  if (a.kind == AttentionKind::kMla) return (a.kv_lora_rank + a.qk_rope_head_dim) * element;
+  return 2.0 * a.kv_heads * a.head_dim * element;
+}
+
+namespace {
+// MLA's projections from the hidden state: the query's (through its latent
+// and norm when q_lora_rank > 0) and the joint key-value latent and rotary
+// key with the latent's norm; the norms' backward kernels into `b`.
+void mla_projections(Operators& f, Operators& b, double t, const AttentionSpec& a, double h, Dtype d) {
+  const double heads = a.heads;
+  if (a.q_lora_rank > 0) {
+    f.push_back(gemm(t, a.q_lora_rank, h, d));
+    f.push_back(norm(t, a.q_lora_rank));
+    b.push_back(norm_backward(t, a.q_lora_rank));
+    f.push_back(gemm(t, heads * qk_dim(a), a.q_lora_rank, d));
+  } else {
+    f.push_back(gemm(t, heads * qk_dim(a), h, d));
+  }
+  f.push_back(gemm(t, a.kv_lora_rank + a.qk_rope_head_dim, h, d));
+  f.push_back(norm(t, a.kv_lora_rank));
+  b.push_back(norm_backward(t, a.kv_lora_rank));
+}
+
+// A decode step's attention (docs/serving.md): one query per sequence.
+// GQA reads each sequence's cached keys and values. MLA runs absorbed,
+// as DeepSeek serves it (FlashMLA): the query's no-RoPE part is taken into
+// the latent space by W_UK (a batched GEMM per head), every head attends
+// over the cached latent and rotary key (576 channels, read once for all
+// heads), and W_UV takes the latent output back per head before the
+// output projection.
+ComputeCost decode_attention_cost(const WorkloadSpec& w, int layer) {
+  const ModelSpec& m = w.model;
+  const AttentionSpec& a = m.attention;
+  const double t = tokens(w), h = static_cast<double>(m.hidden), heads = a.heads;
+  const Dtype d = w.precision.gemm == Dtype::kFp8 ? Dtype::kFp8 : Dtype::kBf16;
+  const double context = attention_context(w, layer);
+  Operators f{norm(t, h)};
+  Operator core;
+  if (a.kind == AttentionKind::kGqa) {
+    f.push_back(gemm(t, (heads + 2.0 * a.kv_heads) * a.head_dim, h, d));
+    f.push_back(rope(t, a.head_dim * (heads + a.kv_heads), false));
+    core = attention_core(t, heads, a.head_dim, a.head_dim, context);
+  } else {
+    Operators no_backward;
+    mla_projections(f, no_backward, t, a, h, d);
+    f.push_back(rope(t, a.qk_rope_head_dim * (heads + 1.0), false));
+    f.push_back(gemm(t, a.kv_lora_rank, a.qk_nope_head_dim, Dtype::kBf16, heads));  // W_UK absorbed into q
+    core = attention_core(t, heads, a.kv_lora_rank + a.qk_rope_head_dim, a.kv_lora_rank, context);
+  }
+  // The cache dominates what the core moves: every key and value once per sequence.
+  core.bytes += t / static_cast<double>(w.serving->step_tokens()) * context * kv_cache_bytes_per_token(w);
+  f.push_back(core);
+  if (a.kind == AttentionKind::kMla)
+    f.push_back(gemm(t, a.v_head_dim, a.kv_lora_rank, Dtype::kBf16, heads));  // W_UV on the latent output
+  f.push_back(gemm(t, h, heads * v_dim(a), d));
+  f.push_back(residual_add(t, h));
+  return ComputeCost(f, {});
+}
+}  // namespace
+
 ComputeCost attention_cost(const WorkloadSpec& w, int layer) {
+  if (w.decoding()) return decode_attention_cost(w, layer);
   const ModelSpec& m = w.model;
   const AttentionSpec& a = m.attention;
   const double t = tokens(w), h = static_cast<double>(m.hidden), heads = a.heads;
@@ -100,17 +175,7 @@ ComputeCost attention_cost(const WorkloadSpec& w, int layer) {
     f.push_back(gemm(t, (heads + 2.0 * a.kv_heads) * a.head_dim, h, d));  // fused QKV
     rope_channels = a.head_dim * (heads + a.kv_heads);
   } else {
-    if (a.q_lora_rank > 0) {
-      f.push_back(gemm(t, a.q_lora_rank, h, d));
-      f.push_back(norm(t, a.q_lora_rank));
-      b.push_back(norm_backward(t, a.q_lora_rank));
-      f.push_back(gemm(t, heads * qk_dim(a), a.q_lora_rank, d));
-    } else {
-      f.push_back(gemm(t, heads * qk_dim(a), h, d));
-    }
-    f.push_back(gemm(t, a.kv_lora_rank + a.qk_rope_head_dim, h, d));
-    f.push_back(norm(t, a.kv_lora_rank));
-    b.push_back(norm_backward(t, a.kv_lora_rank));
+    mla_projections(f, b, t, a, h, d);
     f.push_back(gemm(t, heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, d));
     rope_channels = a.qk_rope_head_dim * (heads + 1.0);  // the rotary query heads and the shared rotary key
   }
@@ -247,6 +312,15 @@ ComputeCost output_head_cost(const WorkloadSpec& w) {
   Operators f{norm(t, h), gemm(t, v, h, Dtype::kBf16), memory_op(OpClass::kLoss, t * v * (2.0 + 4.0))};
   Operators b{memory_op(OpClass::kLoss, t * v * (4.0 + 2.0), 1, true), norm_backward(t, h)};
   return ComputeCost(f, backward_of(f, b));
+}
+
+ComputeCost serving_head_cost(const WorkloadSpec& w) {
+  const double h = static_cast<double>(w.model.hidden), v = static_cast<double>(w.model.vocab);
+  // Prefill samples each prompt's first output token from its last position only.
+  const double rows = w.decoding() ? tokens(w) : static_cast<double>(w.parallel.micro_batch);  // decode: every draft verified
+  // The sampler reads the FP32 logits once (softmax, top-p): a reduction over each row.
+  Operators f{norm(rows, h), gemm(rows, v, h, Dtype::kBf16), memory_op(OpClass::kLoss, rows * v * 4.0)};
+  return ComputeCost(f, {});
 }
 
 ComputeCost mtp_projection_cost(const WorkloadSpec& w) {

@@ -37,7 +37,8 @@ ComputeCost attention_cost(const WorkloadSpec& w, int layer = -1);
 
 // Keys a query attends to on `layer`, the mean over a causal sequence of
 // parallel.sequence_length S: (S + 1) / 2, or with a window W < S
-// (W (W + 1) / 2 + (S - W) W) / S.
+// (W (W + 1) / 2 + (S - W) W) / S. A decode step's token attends to its
+// cache and itself (serving.kv_length + 1), at most W keys.
 double attention_context(const WorkloadSpec& w, int layer);
 
 // The MoE block around its experts: RMSNorm, the router's GEMM (FP32, as
@@ -73,6 +74,16 @@ ComputeCost module_recompute_cost(const WorkloadSpec& w, int layer);
 // The final RMSNorm, the output head (tokens x vocab x hidden) and the
 // cross-entropy loss over the vocabulary (FP32 logits); after the last layer.
 ComputeCost output_head_cost(const WorkloadSpec& w);
+
+// A serving step's head: the final RMSNorm, the output head and the
+// sampler's read of the FP32 logits, on every decode token or on each
+// prompt's last token (prefill); no loss, no backward.
+ComputeCost serving_head_cost(const WorkloadSpec& w);
+
+// Bytes one token leaves in one layer's KV cache: MLA's latent and rotary
+// key (kv_lora_rank + qk_rope_head_dim), GQA's keys and values (2 x
+// kv_heads x head_dim), at serving.kv_cache's element size (BF16 outside serving).
+double kv_cache_bytes_per_token(const WorkloadSpec& w);
 
 // An MTP module's projection of [hidden; embedding] to hidden: 2 x tokens x 2h x h.
 ComputeCost mtp_projection_cost(const WorkloadSpec& w);

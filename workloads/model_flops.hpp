@@ -19,6 +19,8 @@ struct ModelFlops {
   // at 2 FLOPs per multiply-add over (S+1)/2 keys on average (causal).
   double attention_core_flops = 0;
   double per_token() const { return 6.0 * active_params + 3.0 * attention_core_flops; }
+  // A serving step's: the forward alone.
+  double forward_per_token() const { return 2.0 * active_params + attention_core_flops; }
 };
 
 ModelFlops model_flops(const WorkloadSpec& w);

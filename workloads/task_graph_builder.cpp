@@ -69,9 +69,57 @@ class Builder {
     }
   }
 
-  TaskGraph build() { return w_.parallel.pp == 1 ? build_one_stage() : build_pipeline(); }
+  TaskGraph build() {
+    if (w_.serving) return build_serving();
+    return w_.parallel.pp == 1 ? build_one_stage() : build_pipeline();
+  }
 
  private:
+  // A serving step (docs/serving.md): the forward of every layer for each
+  // micro-batch, then the head; no backward, gradient sync or optimizer.
+  // A decode step that drafts (serving.mtp_tokens) then runs an MTP
+  // module and the head again per draft, as DeepSeek's speculative
+  // decoding does: its tokens are verified by the next step. With two or
+  // more micro-batches a MoE layer's pieces are listed micro-batch by
+  // micro-batch, attention and router of each first, then experts and
+  // combine of each, so that each rank's compute stream runs one
+  // micro-batch's attention or experts while its communication stream
+  // carries another's dispatch or combine: DeepSeek's two-micro-batch
+  // overlap (its inference system's prefill and decode).
+  TaskGraph build_serving() {
+    const int mbs = w_.parallel.micro_batches;
+    std::vector<std::vector<TaskId>> tail(static_cast<std::size_t>(mbs));
+    for (int l = 0; l < w_.model.layers; ++l) {
+      if (!w_.model.is_moe(l)) {
+        for (int mb = 0; mb < mbs; ++mb) tail[mb] = forward_layer(l, mb, tail[mb]);
+        continue;
+      }
+      std::vector<MoeForward> f;
+      for (int mb = 0; mb < mbs; ++mb) f.emplace_back(l, mb, -1, Phase::kForward);
+      for (int mb = 0; mb < mbs; ++mb) {
+        forward_router(f[mb], tail[mb]);
+        forward_dispatch(f[mb]);
+      }
+      for (int mb = 0; mb < mbs; ++mb) {
+        forward_experts(f[mb]);
+        forward_combine(f[mb]);
+        tail[mb] = f[mb].out;
+      }
+    }
+    const auto head = [&](int mb) {
+      tail[mb] = {compute(TaskKind::kDenseFfn, Phase::kForward, w_.model.layers, mb, Dtype::kBf16,
+                          sharded(serving_head_cost(full_)), tail[mb])};
+    };
+    for (int mb = 0; mb < mbs; ++mb) head(mb);
+    for (int draft = 0; draft < w_.serving->mtp_tokens; ++draft) {
+      for (int mb = 0; mb < mbs; ++mb) {
+        tail[mb] = forward_layer(w_.model.layers, mb, tail[mb]);
+        head(mb);
+      }
+    }
+    return std::move(g_);
+  }
+
   // One stage: gradient accumulation as Megatron runs it without a
   // pipeline (forward_backward_no_pipelining): micro-batch i's forward,
   // head and backward, then micro-batch i + 1's, each waiting for the one

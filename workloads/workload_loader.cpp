@@ -90,6 +90,7 @@ ModelSpec read_model(TableReader t) {
   m.node_limit = static_cast<int>(t.integer_or("node_limit", 0, 0, 1 << 16));
   m.vocab = t.integer("vocab", 1, kMaxDim);
   m.mtp_modules = static_cast<int>(t.integer_or("mtp_modules", 0, 0, 4));
+  m.context_length = t.integer_or("context_length", 0, 0, kMaxTokens);
   m.activation = t.choice_or("activation", "swiglu", {"swiglu", "clamped_swiglu"}) == "swiglu"
                      ? Activation::kSwiglu
                      : Activation::kClampedSwiglu;
@@ -150,7 +151,31 @@ void read_batch(TableReader& t, ParallelSpec& p) {
     t.fail(problem->key == "pp" ? "pp" : use_global ? "global_batch" : "micro_batches", problem->message);
 }
 
-ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
+// A serving step's batch (docs/serving.md): `serving.batch` sequences per
+// rank in serving.micro_batches micro-batches of prompt_length tokens
+// (prefill) or one token (decode) each. The training batch keys a base
+// workload set are not read; given in the serving file itself or with
+// --set, they are an error rather than ignored.
+void read_serving_batch(TableReader& t, ParallelSpec& p, const ServingSpec& serving, const std::string& source) {
+  for (const char* key : {"micro_batch", "sequence_length", "micro_batches", "global_batch"}) {
+    if (!t.has(key)) continue;
+    if (t.overridden(key) || t.location(key).file == source)
+      t.fail(key, "a serving step takes its batch from [serving] (batch, prompt_length or kv_length, micro_batches); "
+                  "remove it");
+    t.node(key);  // a training base's batch: not this step's
+  }
+  if (p.pp != 1) t.fail("pp", "a serving step runs without pipeline stages (pp = 1): attention DP/TP and expert EP");
+  p.micro_batches = serving.micro_batches;
+  p.micro_batch = serving.batch / serving.micro_batches;
+  p.sequence_length = serving.step_tokens();
+  if (p.micro_batch * p.sequence_length % p.tp != 0)
+    t.fail("tp", fmt::format("must divide a micro-batch's {} tokens (sequence parallelism splits them over the TP group)",
+                             p.micro_batch * p.sequence_length));
+  p.tokens_per_micro_batch = p.micro_batch * p.sequence_length / p.tp;
+  p.global_batch = serving.batch * p.dp;
+}
+
+ParallelSpec read_parallel(TableReader t, const ModelSpec& m, const ServingSpec* serving, const std::string& source) {
   ParallelSpec p;
   p.ep = small_int(t, "ep", 1, 1 << 16);
   p.ranks_given_at = t.location("ep");
@@ -183,6 +208,11 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
   if (auto problem = check_stage_split(m.pipeline_layers(), p.pp, p.vpp, p.first_stage_layers, p.last_stage_layers))
     t.fail(problem->key, problem->message);
 
+  if (serving) {
+    read_serving_batch(t, p, *serving, source);
+    t.finish();
+    return p;
+  }
   p.micro_batch = t.integer_or("micro_batch", 1, 1, kMaxTokens);
   p.sequence_length = t.integer("sequence_length", 1, kMaxTokens);
   if (p.micro_batch * p.sequence_length > kMaxMicroBatchTokens)
@@ -199,6 +229,54 @@ ParallelSpec read_parallel(TableReader t, const ModelSpec& m) {
 
   t.finish();
   return p;
+}
+
+ServingSpec read_serving(TableReader t, const ModelSpec& m) {
+  ServingSpec s;
+  s.phase = t.choice("phase", {"prefill", "decode"}) == "prefill" ? ServingPhase::kPrefill : ServingPhase::kDecode;
+  s.micro_batches = static_cast<int>(t.integer_or("micro_batches", 2, 1, 16));
+  s.batch = t.integer("batch", 1, kMaxTokens);
+  s.batch_given_at = t.location("batch");
+  if (s.batch % s.micro_batches != 0)
+    t.fail("batch", fmt::format("must be a multiple of serving.micro_batches ({}), got {}", s.micro_batches, s.batch));
+  const bool prefill = s.phase == ServingPhase::kPrefill;
+  const char* length_key = prefill ? "prompt_length" : "kv_length";
+  const char* other_key = prefill ? "kv_length" : "prompt_length";
+  if (t.has(other_key))
+    t.fail(other_key, fmt::format("a {} step reads serving.{}, not serving.{}", to_string(s.phase), length_key, other_key));
+  const std::int64_t length = t.integer(length_key, prefill ? 1 : 0, kMaxTokens);
+  if (prefill && m.context_length > 0 && length > m.context_length)
+    t.fail(length_key, fmt::format("{} tokens exceed the model's context of {} tokens (model.context_length)", length,
+                                   m.context_length));
+  (prefill ? s.prompt_length : s.kv_length) = length;
+  const auto only_in = [&](const char* key, bool applies, const char* phase) {
+    if (!applies && t.has(key)) t.fail(key, fmt::format("only read when serving.phase = \"{}\"", phase));
+  };
+  only_in("prefix_hit", prefill, "prefill");
+  only_in("mtp_tokens", !prefill, "decode");
+  only_in("acceptance", !prefill, "decode");
+  if (prefill) {
+    s.prefix_hit = t.number_or("prefix_hit", 0, 0, 1);
+    if (s.computed_prompt_tokens() < 1)
+      t.fail("prefix_hit", fmt::format("leaves none of the prompt's {} tokens to compute", s.prompt_length));
+  } else {
+    s.mtp_tokens = static_cast<int>(t.integer_or("mtp_tokens", 0, 0, 4));
+    if (s.mtp_tokens > m.mtp_modules)
+      t.fail("mtp_tokens", fmt::format("drafts with the model's MTP modules: at most model.mtp_modules = {}, got {}",
+                                       m.mtp_modules, s.mtp_tokens));
+    if (s.mtp_tokens > 0) s.acceptance = t.number("acceptance", 0, 1);
+    else if (t.has("acceptance")) t.fail("acceptance", "needs serving.mtp_tokens > 0");
+    if (m.context_length > 0 && s.cached_tokens() > m.context_length)
+      t.fail("kv_length", fmt::format("{} cached tokens plus {} new ones exceed the model's context of {} tokens "
+                                      "(model.context_length)",
+                                      length, 1 + s.mtp_tokens, m.context_length));
+  }
+  if (s.batch / s.micro_batches * s.step_tokens() > kMaxMicroBatchTokens)
+    t.fail("batch", fmt::format("{} tokens per micro-batch exceed {} (the sampler draws every token of every layer)",
+                                s.batch / s.micro_batches * s.step_tokens(), kMaxMicroBatchTokens));
+  s.kv_cache = to_dtype(t.choice_or("kv_cache", "bf16", {"bf16", "fp8"}));
+  t.finish();
+  return s;
 }
 
 PrecisionSpec read_precision(std::optional<TableReader> t) {
@@ -340,8 +418,9 @@ WorkloadSpec read_workload(const toml::table& root, const std::string& source, c
   WorkloadSpec w;
   w.source = source;
   w.model = read_model(top.table("model"));
+  if (std::optional<TableReader> serving = top.optional_table("serving")) w.serving = read_serving(*serving, w.model);
   TableReader parallel = top.table("parallel");
-  w.parallel = read_parallel(parallel, w.model);
+  w.parallel = read_parallel(parallel, w.model, w.serving ? &*w.serving : nullptr, source);
   w.precision = read_precision(top.optional_table("precision"));
   w.memory = read_memory(top.optional_table("memory"));
   // Megatron refuses the overlap with full recomputation.

@@ -59,6 +59,8 @@ const char* to_string(RoutingKind kind) {
   return "?";
 }
 
+const char* to_string(ServingPhase phase) { return phase == ServingPhase::kPrefill ? "prefill" : "decode"; }
+
 std::int64_t expert_capacity(const WorkloadSpec& w) {
   if (!(w.routing.capacity_factor > 0)) return 0;
   const double mean = static_cast<double>(w.parallel.tokens_per_micro_batch) * w.model.top_k / w.model.experts;

@@ -66,6 +66,9 @@ struct ModelSpec {
   // last stage; not model FLOPs (docs/workload.md).
   int mtp_modules = 0;
   Activation activation = Activation::kSwiglu;
+  // The longest sequence the model takes (config.json's
+  // max_position_embeddings); 0: not given, not checked.
+  std::int64_t context_length = 0;
 
   int moe_layers() const { return layers - dense_layers; }
   // The layers a pipeline splits into chunks: the model's, then its MTP
@@ -226,6 +229,48 @@ struct MemorySpec {
   bool allow_oversubscribed = false;  // simulate a step whose ranks exceed HBM instead of refusing it
 };
 
+// [serving]: one inference step instead of a training step (docs/serving.md).
+enum class ServingPhase {
+  kPrefill,  // every prompt's tokens through every layer, the first output token sampled
+  kDecode,   // one new token per sequence, attending to its KV cache
+};
+const char* to_string(ServingPhase phase);  // "prefill", "decode"
+
+struct ServingSpec {
+  ServingPhase phase = ServingPhase::kDecode;
+  std::int64_t batch = 0;          // sequences per attention (DP) rank in one step
+  std::int64_t prompt_length = 0;  // prefill: tokens each prompt computes
+  std::int64_t kv_length = 0;      // decode: tokens already in each sequence's KV cache
+  // The batch split into this many micro-batches whose kernels and
+  // all-to-alls interleave (DeepSeek's two-micro-batch overlap); 1: none.
+  int micro_batches = 2;
+  Dtype kv_cache = Dtype::kBf16;   // the KV cache's element type
+  SourceLocation batch_given_at;   // where serving.batch was set: memory refusals point here
+  // Prefill: the share of each prompt's tokens found in a prefix cache
+  // (read, not computed; DeepSeek's service: 56.3 %).
+  double prefix_hit = 0;
+  // Decode: draft tokens the model's MTP modules propose per step, verified
+  // with the next token (speculative decoding), and the mean share of them
+  // accepted.
+  int mtp_tokens = 0;
+  double acceptance = 0;
+
+  bool prefill() const { return phase == ServingPhase::kPrefill; }
+  // A prompt's tokens that are computed, the rest read from the prefix cache.
+  std::int64_t computed_prompt_tokens() const {
+    return prompt_length - static_cast<std::int64_t>(static_cast<double>(prompt_length) * prefix_hit);
+  }
+  // Query tokens per sequence in one step.
+  std::int64_t step_tokens() const { return prefill() ? computed_prompt_tokens() : 1 + mtp_tokens; }
+  // What a step serves per sequence: prefill the whole prompt (cache hits
+  // included, as services count input), decode its expected output tokens.
+  double served_tokens() const {
+    return prefill() ? static_cast<double>(prompt_length) : 1.0 + acceptance * mtp_tokens;
+  }
+  // Tokens each sequence holds in its KV cache at the end of the step.
+  std::int64_t cached_tokens() const { return prefill() ? prompt_length : kv_length + 1 + mtp_tokens; }
+};
+
 struct WorkloadSpec {
   std::string source;  // file the workload came from
   ModelSpec model;
@@ -233,6 +278,8 @@ struct WorkloadSpec {
   PrecisionSpec precision;
   RoutingSpec routing;
   MemorySpec memory;
+  std::optional<ServingSpec> serving;  // set: the step is a serving step (no backward, no optimizer)
+  bool decoding() const { return serving && serving->phase == ServingPhase::kDecode; }
   // Expert slots per rank: its experts / ep own experts and redundant_experts / ep replicas.
   int expert_slots_per_rank() const { return (model.experts + routing.redundant_experts) / parallel.ep; }
 };

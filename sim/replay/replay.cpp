@@ -77,7 +77,9 @@ ReplayOptions resolve(const ReplayOptions& options, const PlatformFacts& platfor
     switch (out.kernels->dispatch) {
       case topology::DispatchKernel::kAlltoall: out.algorithm = AlltoallAlgorithm::kDirect; break;
       case topology::DispatchKernel::kDeepEpLowLatency: out.algorithm = AlltoallAlgorithm::kLowLatency; break;
-      case topology::DispatchKernel::kDeepEpNormal: out.algorithm = default_algorithm(platform, placement); break;
+      case topology::DispatchKernel::kDeepEpNormal:
+        out.algorithm = options.decode ? AlltoallAlgorithm::kLowLatency : default_algorithm(platform, placement);
+        break;
     }
   }
   if (out.all_reduce == AllReduceAlgorithm::kHierarchical && node_fabric_is_mesh(platform, placement))

@@ -26,6 +26,9 @@ struct ReplayOptions {
   Schedule schedule = Schedule::kOverlap;
   // What dispatch/combine do; unset: default_algorithm(platform, placement).
   std::optional<AlltoallAlgorithm> algorithm;
+  // A decode step's latency-bound all-to-alls: with DeepEP's kernels and no
+  // algorithm given, its low-latency ones (DeepSeek decodes with them).
+  bool decode = false;
   // How finely they are timed; unset: per-flow up to 8 ranks, aggregated
   // beyond. Per-flow is refused beyond kMaxPerFlowRanks (see resolve()).
   std::optional<Fidelity> fidelity;

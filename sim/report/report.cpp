@@ -411,14 +411,20 @@ void add_throughput(Report& report, const PlatformFacts& platform, const Placeme
   Throughput& t = report.throughput;
   // A folded replay's kept ranks stand for all: the throughput is per NPU of the whole job.
   const double ranks = static_cast<double>(placement.ranks_and_phantoms());
-  t.tokens_per_step = static_cast<double>(sc.global_batch) * static_cast<double>(sc.sequence_length);
+  const double per_sequence =
+      sc.serving_phase.empty() ? static_cast<double>(sc.sequence_length) : sc.serving_tokens_per_sequence;
+  t.tokens_per_step = static_cast<double>(sc.global_batch) * per_sequence;
   t.tokens_per_s = t.tokens_per_step / report.step.sim_s;
   t.tokens_per_s_per_npu = t.tokens_per_s / ranks;
-  t.model_flops_per_s_per_npu = sc.model_flops_per_token * t.tokens_per_s_per_npu;
+  // Model FLOPs count the tokens the step computes: a serving step's cache
+  // hits and rejected drafts are served or computed, not both.
+  const double computed = sc.serving_phase.empty() ? 1.0 : sc.sequence_length / per_sequence;
+  t.model_flops_per_s_per_npu = sc.model_flops_per_token * t.tokens_per_s_per_npu * computed;
   for (int id = 0; id < placement.ranks_and_phantoms(); ++id) {
     const NpuFacts& facts = platform.npus[static_cast<std::size_t>(placement.npu(id))];
     t.peak_dtype = effective_dtype(facts, sc.mfu_dtype, compute_fallback);
     t.peak_flops_per_s_per_npu += peak_flops_per_s(facts, t.peak_dtype) / ranks;
+    t.hbm_Bps_per_npu += facts.hbm_bandwidth_Bps / ranks;
   }
   t.mfu = t.peak_flops_per_s_per_npu > 0 ? t.model_flops_per_s_per_npu / t.peak_flops_per_s_per_npu : 0;
 }

@@ -102,6 +102,7 @@ struct Throughput {
   double tokens_per_s_per_npu = 0;       // ... / ranks
   double model_flops_per_s_per_npu = 0;  // model FLOPs per token x tokens_per_s_per_npu
   double peak_flops_per_s_per_npu = 0;   // mean over the ranks' NPUs of the MFU dtype's peak (or its fallback's)
+  double hbm_Bps_per_npu = 0;            // mean over the ranks' NPUs of their HBM bandwidth
   workloads::Dtype peak_dtype = workloads::Dtype::kBf16;  // the dtype whose peak that is
   double mfu = 0;                        // model_flops_per_s_per_npu / peak_flops_per_s_per_npu
 };

@@ -164,6 +164,39 @@ nlohmann::ordered_json routing_json(const workloads::RoutingPlacement& p) {
           {"capacity_tokens", p.capacity}};
 }
 
+// A serving step's figures: its latency (the step: TTFT for a prefill
+// batch, whose prompts all get their first token at its end; TPOT for a
+// decode step, one token per sequence) and its tokens per NPU and node.
+std::string serving_text(const Scenario& sc, const Report& r) {
+  const bool decode = sc.serving_phase == "decode";
+  const Throughput& t = r.throughput;
+  std::string out = fmt::format("serving ({}: {} sequences per rank, {} tokens cached per sequence at the step's end, "
+                                "{:.3f} tokens served per sequence; docs/serving.md)\n",
+                                sc.serving_phase, sc.serving_batch, sc.serving_context, sc.serving_tokens_per_sequence);
+  if (decode)
+    out += fmt::format("  TPOT                   {} (the step over the {:.3f} tokens each sequence gains), step {}\n",
+                       time_text(r.step.sim_s / sc.serving_tokens_per_sequence), sc.serving_tokens_per_sequence,
+                       time_text(r.step.sim_s));
+  else
+    out += fmt::format("  TTFT                   {} (the step: every prompt's first token at its end)\n",
+                       time_text(r.step.sim_s));
+  out += fmt::format("  {} tokens/s   {:.1f} per NPU, {:.1f} per node of {} ranks\n", decode ? "output" : "input ",
+                     t.tokens_per_s_per_npu, t.tokens_per_s_per_npu * sc.ranks_per_node, sc.ranks_per_node);
+  // Seed 002's ledger: the least a rank reads and computes, at its NPU's rates, no communication.
+  const double memory_s = t.hbm_Bps_per_npu > 0 ? (sc.serving_weight_bytes + sc.serving_cache_bytes) / t.hbm_Bps_per_npu : 0;
+  const double compute_s = t.peak_flops_per_s_per_npu > 0 ? sc.serving_flops / t.peak_flops_per_s_per_npu : 0;
+  const double ledger_s = std::max(memory_s, compute_s);
+  out += fmt::format("  ledger                 {} = max(memory {}, compute {}); the step is x{:.2f} it (seed 002's {}: "
+                     "bytes = weights {} x {} micro-batches read + KV cache {} {}, at {:.0f} GB/s HBM; FLOPs = {:.3g} = "
+                     "tokens x (2 x active params + attention core), at the {:.0f} TFLOP/s {} peak; no communication)\n",
+                     time_text(ledger_s), time_text(memory_s), time_text(compute_s),
+                     ledger_s > 0 ? r.step.sim_s / ledger_s : 0.0, decode ? "decode" : "prefill",
+                     bytes_text(sc.serving_weight_bytes / std::max(1, sc.micro_batches)), sc.micro_batches,
+                     bytes_text(sc.serving_cache_bytes), decode ? "read" : "written", t.hbm_Bps_per_npu / 1e9,
+                     sc.serving_flops, t.peak_flops_per_s_per_npu / 1e12, to_string(t.peak_dtype));
+  return out;
+}
+
 std::string platform_text(const Report& r) {
   const Scenario& s = r.scenario;
   std::string extra = s.platform_name;
@@ -281,11 +314,32 @@ nlohmann::ordered_json report_json(const Report& r) {
                        {"tokens_per_s_per_npu", t.tokens_per_s_per_npu},
                        {"model_flops_per_token", sc.model_flops_per_token},
                        {"active_params", sc.active_params},
-                       {"model_flops_count", "6 x active params + 3 x causal attention core, per token"},
+                       {"model_flops_count", sc.serving_phase.empty()
+                                                 ? "6 x active params + 3 x causal attention core, per token"
+                                                 : "2 x active params + attention core, per token (forward only)"},
                        {"model_flops_per_s_per_npu", t.model_flops_per_s_per_npu},
                        {"peak_flops_per_s_per_npu", t.peak_flops_per_s_per_npu},
                        {"peak_dtype", to_string(t.peak_dtype)},
                        {"mfu", t.mfu}};
+    if (!sc.serving_phase.empty())
+      j["serving"] = {{"phase", sc.serving_phase},
+                      {"batch_per_rank", sc.serving_batch},
+                      {"keys_per_token", sc.serving_context},
+                      {"tokens_served_per_sequence", sc.serving_tokens_per_sequence},
+                      {sc.serving_phase == "decode" ? "tpot_s" : "ttft_s",
+                       sc.serving_phase == "decode" ? r.step.sim_s / sc.serving_tokens_per_sequence : r.step.sim_s},
+                      {"tokens_per_s_per_npu", t.tokens_per_s_per_npu},
+                      {"tokens_per_s_per_node", t.tokens_per_s_per_npu * sc.ranks_per_node},
+                      {"ledger",
+                       {{"weight_bytes", sc.serving_weight_bytes},
+                        {"cache_bytes", sc.serving_cache_bytes},
+                        {"flops", sc.serving_flops},
+                        {"memory_s", t.hbm_Bps_per_npu > 0
+                                         ? (sc.serving_weight_bytes + sc.serving_cache_bytes) / t.hbm_Bps_per_npu
+                                         : 0.0},
+                        {"compute_s", t.peak_flops_per_s_per_npu > 0 ? sc.serving_flops / t.peak_flops_per_s_per_npu
+                                                                     : 0.0},
+                        {"rule", "seed 002's inference phase: max(bytes / HBM bandwidth, FLOPs / peak), per rank"}}}};
   }
   const GapParts& g = r.gap;
   j["gap"] = {{"total_s", r.step.sim_s - r.step.bound_s},
@@ -407,9 +461,15 @@ std::string format_table(const Report& r) {
   out += fmt::format("  {:<16} {:>13} {:>13}\n", "", time_text(r.critical_path_bound_s), time_text(r.rank_streams_bound_s));
   if (r.has_throughput) {
     const Throughput& t = r.throughput;
-    out += fmt::format("throughput (model FLOPs per token: 6 x {:.2f} B active params + 3 x the causal attention "
-                       "core = {:.1f} GFLOP; docs/simulator.md)\n",
-                       sc.active_params / 1e9, sc.model_flops_per_token / 1e9);
+    if (!sc.serving_phase.empty()) out += serving_text(sc, r);
+    if (sc.serving_phase.empty())
+      out += fmt::format("throughput (model FLOPs per token: 6 x {:.2f} B active params + 3 x the causal attention "
+                         "core = {:.1f} GFLOP; docs/simulator.md)\n",
+                         sc.active_params / 1e9, sc.model_flops_per_token / 1e9);
+    else
+      out += fmt::format("throughput (model FLOPs per token, forward only: 2 x {:.2f} B active params + the attention "
+                         "core = {:.1f} GFLOP; docs/serving.md)\n",
+                         sc.active_params / 1e9, sc.model_flops_per_token / 1e9);
     out += fmt::format("  tokens/s               {:.1f} global, {:.1f} per NPU ({:.0f} tokens per step)\n",
                        t.tokens_per_s, t.tokens_per_s_per_npu, t.tokens_per_step);
     out += fmt::format("  model FLOP/s per NPU   {:.2f} TFLOP/s\n", t.model_flops_per_s_per_npu / 1e12);

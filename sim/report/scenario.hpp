@@ -44,6 +44,17 @@ struct Scenario {
   std::optional<workloads::RoutingPlacement> routing = std::nullopt;
   // The software stack that priced the kernels (docs/stacks.md); "" when none (XML).
   std::string stack = {};
+  // A serving step (docs/serving.md): its phase ("prefill", "decode"; ""
+  // for a training step), sequences per rank and the keys each of their
+  // tokens attends to (a prompt's length, or the cache and the new token).
+  std::string serving_phase = {};
+  long long serving_batch = 0;
+  long long serving_context = 0;
+  double serving_tokens_per_sequence = 0;  // served per sequence and step: a prompt, or decode's expected output
+  // Seed 002's inference ledger for one rank (workloads/serving_ledger.hpp).
+  double serving_weight_bytes = 0;
+  double serving_cache_bytes = 0;
+  double serving_flops = 0;
 };
 
 // The project version (CMake project VERSION), e.g. "0.1.0".

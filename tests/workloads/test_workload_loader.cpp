@@ -34,7 +34,8 @@ TEST_CASE("the DeepSeek-V3 preset reads as the technical report's model", "[work
 }
 
 TEST_CASE("every preset loads, by name or by path", "[workload]") {
-  CHECK(workload_presets() == std::vector<std::string>{"deepep-ascend", "deepseek-v3", "deepseek-v3-pp8",
+  CHECK(workload_presets() == std::vector<std::string>{"deepep-ascend", "deepseek-v3", "deepseek-v3-decode",
+                                                       "deepseek-v3-pp8", "deepseek-v3-prefill",
                                                        "deepseek-v3-production", "gpt-oss-120b", "qwen3-235b-a22b",
                                                        "qwen3-30b-a3b", "tiny-moe"});
   for (const std::string& name : workload_presets()) {

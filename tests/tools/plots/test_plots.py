@@ -9,7 +9,10 @@ are marked, never dropped; a power-of-two axis is log2 with two points; the
 ratio axis fits the ratios.
 SweepPlots: a 4-point sweep of tiny-moe on a2 (a string axis first, a numeric
 one second): the axis chosen, the stacked parts equal to the step time, the
-files written, a bad --x. TimelinePlot: a tiny-moe trace with skewed (Zipf)
+files written, a bad --x. ServingCurve: `epsim serve --json` of a tiny
+decode step: latency and throughput grow with the batch, the best batch
+meets --tpot and the next replayed one does not, the plot is written.
+TimelinePlot: a tiny-moe trace with skewed (Zipf)
 routing: the ranks chosen differ and are the slowest, median and fastest,
 --ranks, a rank not in the trace.
 """
@@ -24,6 +27,7 @@ ROOT = os.environ.get("EPSIM_ROOT", os.path.join(os.path.dirname(os.path.abspath
 EPSIM = os.environ.get("EPSIM", os.path.join(ROOT, "build", "tools", "epsim"))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
+import plot_serving  # noqa: E402
 import plot_sweep  # noqa: E402
 import plot_timeline  # noqa: E402
 
@@ -199,6 +203,53 @@ class SweepFeasibility(unittest.TestCase):
         self.assertGreater(low, 0.5)  # not from 0: x1.003 and x1.05 must look apart
         self.assertLessEqual(low, min(ratios + [1.0]))
         self.assertGreaterEqual(high, max(ratios))
+
+
+class ServingCurve(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        base = [EPSIM, "serve", "--platform", "a2", "--set", "node.count=1", "--workload",
+                os.path.join(ROOT, "tests", "tools", "serve", "tiny_decode.toml"), "--batches", "2,8,32,128", "--json"]
+        first = json.loads(subprocess.run(base, check=True, capture_output=True, text=True).stdout)
+        # A limit between the 8- and the 32-sequence steps' TPOT: the search bisects between them.
+        lat = {p["batch"]: p["latency_s"] for p in first["points"]}
+        cls.limit_ms = (lat[8] + lat[32]) / 2 * 1e3
+        cls.path = os.path.join(cls.tmp.name, "serve.json")
+        out = subprocess.run(base + ["--tpot", f"{cls.limit_ms:.6f}ms"], check=True, capture_output=True, text=True)
+        with open(cls.path, "w", encoding="utf-8") as f:
+            f.write(out.stdout)
+        cls.doc = json.loads(out.stdout)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_latency_and_throughput_grow_with_the_batch(self):
+        pts = self.doc["points"]
+        self.assertEqual([p["batch"] for p in pts], sorted(p["batch"] for p in pts))
+        self.assertGreater(len(pts), 4)  # the four asked for and the bisection's
+        for a, b in zip(pts, pts[1:]):
+            self.assertGreater(b["latency_s"], a["latency_s"])
+            self.assertGreater(b["tokens_per_s_per_npu"], a["tokens_per_s_per_npu"])
+
+    def test_best_meets_the_limit_and_the_next_does_not(self):
+        pts = self.doc["points"]
+        i = [p["batch"] for p in pts].index(self.doc["best_batch"])
+        self.assertLessEqual(pts[i]["latency_s"] * 1e3, self.limit_ms)
+        self.assertGreater(pts[i + 1]["latency_s"] * 1e3, self.limit_ms)
+        self.assertEqual(pts[i + 1]["batch"] - pts[i]["batch"], 2)  # bisected down to one micro-batch pair
+
+    def test_tokens_per_npu_are_the_batch_over_the_tpot(self):
+        for p in self.doc["points"]:
+            self.assertAlmostEqual(p["tokens_per_s_per_npu"], p["batch"] / p["latency_s"], delta=1e-6 * p["batch"] / p["latency_s"])
+
+    def test_script_writes_the_plot(self):
+        out = os.path.join(self.tmp.name, "serve.png")
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "plot_serving.py"), self.path, "--out", out],
+                       check=True)
+        self.assertGreater(os.path.getsize(out), 1000)
+        self.assertTrue(os.path.exists(os.path.join(self.tmp.name, "serve.svg")))
 
 
 class TimelinePlot(unittest.TestCase):

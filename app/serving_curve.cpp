@@ -1,0 +1,187 @@
+// Serving steps at several batches, and the best one under a latency limit.
+#include "app/serving_curve.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/child_job.hpp"
+#include "core/error.hpp"
+#include "sim/report/report.hpp"
+#include "workloads/serving_memory.hpp"
+
+namespace epsim::app {
+
+namespace {
+
+std::string latency_option(const std::string& phase) { return phase == "decode" ? "--tpot" : "--ttft"; }
+
+RunRequest at_batch(const RunRequest& base, std::int64_t batch) {
+  RunRequest r = base;
+  r.overrides.push_back(fmt::format("serving.batch={}", batch));
+  return r;
+}
+
+// A step's figures from its report's JSON.
+ServingPoint point_of(std::int64_t batch, const std::string& report_json) {
+  const nlohmann::json j = nlohmann::json::parse(report_json);
+  ServingPoint p;
+  p.batch = batch;
+  p.step_s = j["step"]["sim_s"].get<double>();
+  const nlohmann::json& s = j["serving"];
+  p.latency_s = s.contains("tpot_s") ? s["tpot_s"].get<double>() : s["ttft_s"].get<double>();
+  p.tokens_per_s_per_npu = s["tokens_per_s_per_npu"].get<double>();
+  p.tokens_per_s_per_node = s["tokens_per_s_per_node"].get<double>();
+  p.mfu = j["throughput"]["mfu"].get<double>();
+  if (j.contains("memory")) p.memory_bytes = j["memory"]["peak_bytes_per_rank"].get<double>();
+  return p;
+}
+
+// The default batches: micro_batches x 2^i up to the largest that fits, and that largest.
+std::vector<std::int64_t> default_batches(std::int64_t step, std::int64_t largest) {
+  std::vector<std::int64_t> out;
+  const std::int64_t top = largest > 0 ? largest : step * 256;
+  for (std::int64_t b = step; b <= top; b *= 2) out.push_back(b);
+  if (largest > 0 && out.back() != largest) out.push_back(largest);
+  return out;
+}
+
+}  // namespace
+
+ServingCurve serving_curve(const ServingCurveRequest& request) {
+  const workloads::WorkloadSpec w = load_job_workload(request.base);
+  if (!w.serving)
+    throw option_error("--workload", "not a serving workload: it has no [serving] table (docs/serving.md)");
+  ServingCurve curve;
+  curve.phase = to_string(w.serving->phase);
+  curve.latency_name = w.decoding() ? "TPOT" : "TTFT";
+  const SplitOverrides split = split_set_options(request.base.overrides);
+  const sim::PlatformShape platform =
+      sim::check_platform(sim::PlatformRequest{request.base.platform, split.platform, request.base.stack});
+  if (platform.cluster) {
+    curve.hbm_bytes = platform.cluster->npu.hbm_capacity_bytes;
+    curve.largest_batch = workloads::largest_serving_batch(w, curve.hbm_bytes);
+  }
+  const std::int64_t step = w.serving->micro_batches;
+  std::vector<std::int64_t> batches =
+      request.batches.empty() ? default_batches(step, curve.largest_batch) : request.batches;
+  for (std::int64_t b : batches) {
+    if (b < step || b % step != 0)
+      throw option_error("--batches", fmt::format("{}: a batch is a multiple of serving.micro_batches ({})", b, step));
+    if (curve.largest_batch > 0 && b > curve.largest_batch)
+      throw option_error("--batches", fmt::format("{} sequences per rank do not fit its {:.1f} GB of HBM; the largest "
+                                                  "batch that fits is {}",
+                                                  b, curve.hbm_bytes / 1e9, curve.largest_batch));
+  }
+  if (batches.empty() || (curve.largest_batch == 0 && platform.cluster))
+    throw option_error("--workload", "not even one sequence per micro-batch fits a rank's HBM");
+
+  std::map<std::int64_t, ServingPoint> done;
+  std::size_t next = 0;
+  const auto run_all = [&](const std::vector<std::int64_t>& list) {
+    next = 0;
+    run_child_jobs(
+        request.jobs,
+        [&]() -> std::optional<ChildJob> {
+          if (next == list.size()) return std::nullopt;
+          const std::int64_t b = list[next++];
+          return ChildJob{fmt::format("serving.batch={}", b), [&request, b] {
+                            return std::to_string(b) + "\n" +
+                                   sim::format_json(run_job(at_batch(request.base, b)).simulation.report);
+                          }};
+        },
+        [&](const ChildJob&, ChildVerdict verdict) {
+          if (verdict.error) std::rethrow_exception(verdict.error);
+          const std::size_t line = verdict.output.find('\n');
+          const ServingPoint p = point_of(std::stoll(verdict.output.substr(0, line)), verdict.output.substr(line + 1));
+          done[p.batch] = p;
+        });
+  };
+  run_all(batches);
+
+  curve.limit_s = request.latency_limit_s;
+  if (curve.limit_s) {
+    const double limit = *curve.limit_s;
+    // Bisect between the largest batch within the limit and the next one beyond it (latency grows with the batch).
+    std::optional<std::int64_t> ok, over;
+    for (const auto& [b, p] : done) {
+      if (p.latency_s <= limit) ok = b;
+      else if (!over && ok) over = b;
+    }
+    if (!ok) {
+      const ServingPoint& first = done.begin()->second;
+      throw option_error(latency_option(curve.phase),
+                         fmt::format("no batch meets {:.3f} ms: the smallest, {} sequences per rank, takes {:.3f} ms "
+                                     "({}); use more ranks, a faster platform or a longer limit",
+                                     limit * 1e3, first.batch, first.latency_s * 1e3, curve.latency_name));
+    }
+    while (over && *over - *ok > step) {
+      const std::int64_t mid = (*ok + *over) / 2 / step * step;
+      if (mid <= *ok) break;
+      run_all({mid});
+      if (done[mid].latency_s <= limit) ok = mid;
+      else over = mid;
+    }
+  }
+  for (const auto& [b, p] : done) curve.points.push_back(p);
+  if (curve.limit_s)
+    for (std::size_t i = 0; i < curve.points.size(); ++i)
+      if (curve.points[i].latency_s <= *curve.limit_s &&
+          (!curve.best || curve.points[i].tokens_per_s_per_npu > curve.points[*curve.best].tokens_per_s_per_npu))
+        curve.best = i;
+  return curve;
+}
+
+std::string format_serving_curve(const ServingCurve& c, const RunRequest& base) {
+  std::string out = fmt::format("epsim serve: {} on {}, {} step at each batch (docs/serving.md)\n", base.workload,
+                                base.platform, c.phase);
+  for (const std::string& o : base.overrides) out += "  --set " + o + "\n";
+  if (c.largest_batch > 0)
+    out += fmt::format("  the largest batch that fits a rank's {:.1f} GB of HBM: {} sequences\n", c.hbm_bytes / 1e9,
+                       c.largest_batch);
+  const bool decode = c.phase == "decode";
+  out += fmt::format("  {:>10} {:>12} {:>12} {:>14} {:>15} {:>8} {:>10}\n", "batch/rank", "step ms",
+                     c.latency_name + " ms", decode ? "out tok/s/NPU" : "in tok/s/NPU",
+                     decode ? "out tok/s/node" : "in tok/s/node", "MFU", "memory GB");
+  for (std::size_t i = 0; i < c.points.size(); ++i) {
+    const ServingPoint& p = c.points[i];
+    out += fmt::format("  {:>10} {:>12.3f} {:>12.3f} {:>14.1f} {:>15.1f} {:>7.2f}% {:>10.2f}{}\n", p.batch,
+                       p.step_s * 1e3, p.latency_s * 1e3, p.tokens_per_s_per_npu, p.tokens_per_s_per_node,
+                       p.mfu * 100, p.memory_bytes / 1e9, c.best && *c.best == i ? "  <- best" : "");
+  }
+  if (c.limit_s && c.best) {
+    const ServingPoint& b = c.points[*c.best];
+    out += fmt::format("best within {} <= {:.3f} ms: {} sequences per rank, {:.1f} tokens/s per NPU, {:.1f} per node "
+                       "({} {:.3f} ms)\n",
+                       c.latency_name, *c.limit_s * 1e3, b.batch, b.tokens_per_s_per_npu, b.tokens_per_s_per_node,
+                       c.latency_name, b.latency_s * 1e3);
+  }
+  return out;
+}
+
+std::string format_serving_curve_json(const ServingCurve& c, const RunRequest& base) {
+  nlohmann::ordered_json j;
+  j["platform"] = base.platform;
+  j["workload"] = base.workload;
+  j["overrides"] = base.overrides;
+  j["phase"] = c.phase;
+  j["latency"] = c.latency_name;
+  j["largest_batch"] = c.largest_batch;
+  j["hbm_bytes"] = c.hbm_bytes;
+  j["points"] = nlohmann::ordered_json::array();
+  for (const ServingPoint& p : c.points)
+    j["points"].push_back({{"batch", p.batch},
+                           {"step_s", p.step_s},
+                           {"latency_s", p.latency_s},
+                           {"tokens_per_s_per_npu", p.tokens_per_s_per_npu},
+                           {"tokens_per_s_per_node", p.tokens_per_s_per_node},
+                           {"mfu", p.mfu},
+                           {"memory_bytes", p.memory_bytes}});
+  if (c.limit_s) j["limit_s"] = *c.limit_s;
+  if (c.best) j["best_batch"] = c.points[*c.best].batch;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace epsim::app

@@ -1,0 +1,85 @@
+// `epsim serve --platform P --workload W [--set k=v]... [--batches 8,16,...]
+//   [--tpot 50ms | --ttft 2s] [-j N] [--json]`: a serving workload's step at
+// several batches per rank, throughput against TPOT (decode) or TTFT
+// (prefill), and the batch with the most tokens/s per NPU within the limit
+// (docs/serving.md; tools/plot_serving.py plots the JSON).
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+#include "app/serving_curve.hpp"
+#include "core/units.hpp"
+#include "tools/command.hpp"
+#include "tools/option_checks.hpp"
+#include "tools/run_request.hpp"
+
+namespace epsim::tools {
+
+namespace {
+
+struct ServeState {
+  RunOptions options;
+  std::vector<std::string> batches;
+  std::string tpot;
+  std::string ttft;
+  int jobs = 1;
+  bool json = false;
+};
+
+// A latency limit: a time such as "50ms", above 0 and at most an hour.
+CLI::Validator latency() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          const double s = parse_quantity(text, Quantity::kTime);
+          if (!(s > 0) || s > 3600) return "expected a time in (0, 1 h], got \"" + text + "\"";
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+        return "";
+      },
+      "TIME");
+}
+
+int serve(const ServeState& s) {
+  app::ServingCurveRequest request;
+  request.base = to_request(s.options);
+  for (const std::string& b : list_items(s.batches)) request.batches.push_back(std::stoll(b));
+  if (!s.tpot.empty()) request.latency_limit_s = parse_quantity(s.tpot, Quantity::kTime);
+  if (!s.ttft.empty()) request.latency_limit_s = parse_quantity(s.ttft, Quantity::kTime);
+  request.jobs = s.jobs;
+  const workloads::WorkloadSpec w = app::load_job_workload(request.base);
+  if (!s.tpot.empty() && w.serving && !w.decoding())
+    throw option_error("--tpot", "a prefill step has no TPOT; limit its TTFT with --ttft");
+  if (!s.ttft.empty() && w.decoding())
+    throw option_error("--ttft", "a decode step's latency is its TPOT; limit it with --tpot");
+  const app::ServingCurve curve = app::serving_curve(request);
+  std::cout << (s.json ? app::format_serving_curve_json(curve, request.base)
+                       : app::format_serving_curve(curve, request.base));
+  return 0;
+}
+
+}  // namespace
+
+Command add_serve_command(CLI::App& epsim) {
+  auto state = std::make_shared<ServeState>();
+  CLI::App* cmd = epsim.add_subcommand(
+      "serve", "a serving workload's step at several batches: throughput against TPOT or TTFT, the best within a limit");
+  add_run_options(*cmd, state->options);
+  cmd->add_option("--batches", state->batches,
+                  "sequences per rank to replay, a comma-separated list (default: micro_batches x 2^i up to the "
+                  "largest that fits)")
+      ->check(list_of(integer_in(1, 1 << 24)));
+  auto* tpot = cmd->add_option("--tpot", state->tpot, "decode: the longest time per output token (\"50ms\")")
+                   ->check(latency());
+  cmd->add_option("--ttft", state->ttft, "prefill: the longest time to the first token (\"2s\")")
+      ->check(latency())
+      ->excludes(tpot);
+  cmd->add_option("-j,--jobs", state->jobs, "steps replayed at once, each in a child process")
+      ->check(integer_in(1, 1024))
+      ->capture_default_str();
+  cmd->add_flag("--json", state->json, "print the curve as JSON (tools/plot_serving.py reads it)");
+  return Command{cmd, [state] { return serve(*state); }};
+}
+
+}  // namespace epsim::tools

@@ -1,0 +1,26 @@
+// Seed 002's inference closed forms for a MoE serving step.
+#include "workloads/serving_ledger.hpp"
+
+#include "workloads/layer_costs.hpp"
+#include "workloads/model_flops.hpp"
+#include "workloads/serving_memory.hpp"
+
+namespace epsim::workloads {
+
+ServingLedger serving_ledger(const WorkloadSpec& w) {
+  const ServingSpec& s = *w.serving;
+  ServingLedger l;
+  for (const MemoryTerm& t : serving_memory_per_rank(w).terms)
+    if (t.name == "dense weights" || t.name == "expert weights") l.weight_bytes += t.bytes;
+  l.weight_bytes *= s.micro_batches;
+  const double sequences = static_cast<double>(s.batch);
+  const double layers = w.model.layers + (s.prefill() ? 0 : s.mtp_tokens);
+  const double per_token = kv_cache_bytes_per_token(w);
+  l.cache_bytes = s.prefill() ? sequences * static_cast<double>(s.step_tokens()) * layers * per_token
+                              : sequences * static_cast<double>(s.cached_tokens()) * layers * per_token;
+  const double tokens = sequences * static_cast<double>(s.step_tokens()) / w.parallel.tp;
+  l.flops = tokens * model_flops(w).forward_per_token();
+  return l;
+}
+
+}  // namespace epsim::workloads
