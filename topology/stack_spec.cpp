@@ -141,6 +141,10 @@ StackSpec read_stack(const toml::table& root_table, const std::string& source, c
   if (auto t = root.optional_table("attention")) s.attention = read_attention(*t);
   s.attention_backward = s.attention;
   if (auto t = root.optional_table("attention_backward")) s.attention_backward = read_attention(*t);
+  if (auto t = root.optional_table("decode_attention")) {
+    s.decode_attention_memory = read_efficiency_share(*t, "memory", "a share of the HBM bandwidth");
+    s.decode_attention = read_attention(*t);
+  }
   if (auto t = root.optional_table("memory")) {
     s.gemm_memory = read_efficiency_share(*t, "gemm", "a share of the HBM bandwidth");
     read_memory(t, s.memory, 0);

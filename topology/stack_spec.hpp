@@ -66,6 +66,12 @@ struct StackSpec {
   double gemm_fixed_s = 0;
   double grouped_fixed_s = 0;
   AttentionEfficiency attention, attention_backward;
+  // The attention core of a decode step ([decode_attention]: a kernel that
+  // reads each sequence's cache once for a few queries, FlashMLA's): its
+  // share of the BF16 peak and of the HBM bandwidth. Unset: priced as the
+  // forward's core, its bytes at the full HBM bandwidth.
+  std::optional<AttentionEfficiency> decode_attention;
+  double decode_attention_memory = 1;
   // Shares of the HBM bandwidth, forward and backward kernels per class;
   // `gemm_memory` the GEMMs' own memory roofline (small M: weight reads).
   std::array<double, kMemoryClasses> memory{1, 1, 1, 1, 1, 1, 1, 1};

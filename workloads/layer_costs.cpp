@@ -2,6 +2,7 @@
 #include "workloads/layer_costs.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/moe_formulas.hpp"
@@ -100,7 +101,13 @@ double attention_context(const WorkloadSpec& w, int layer) {
 
 double kv_cache_bytes_per_token(const WorkloadSpec& w) {
   const AttentionSpec& a = w.model.attention;
-  const double element = w.serving ? dtype_bytes(w.serving->kv_cache) : kActivationBytes;
+  const bool fp8 = w.serving && w.serving->kv_cache == Dtype::kFp8;
+  const double element = fp8 ? 1.0 : kActivationBytes;
+  // FP8 MLA keeps the rotary key in BF16 and one FP32 scale per block of the
+  // latent (FlashMLA's format: 512 + 16 + 128 = 656 B per token).
+  if (a.kind == AttentionKind::kMla && fp8)
+    return a.kv_lora_rank + std::ceil(static_cast<double>(a.kv_lora_rank) / w.precision.scale_block) * 4.0 +
+           a.qk_rope_head_dim * kActivationBytes;
   if (a.kind == AttentionKind::kMla) return (a.kv_lora_rank + a.qk_rope_head_dim) * element;
   return 2.0 * a.kv_heads * a.head_dim * element;
 }
@@ -152,6 +159,7 @@ ComputeCost decode_attention_cost(const WorkloadSpec& w, int layer) {
   }
   // The cache dominates what the core moves: every key and value once per sequence.
   core.bytes += t / static_cast<double>(w.serving->step_tokens()) * context * kv_cache_bytes_per_token(w);
+  core.decode = true;
   f.push_back(core);
   if (a.kind == AttentionKind::kMla)
     f.push_back(gemm(t, a.v_head_dim, a.kv_lora_rank, Dtype::kBf16, heads));  // W_UV on the latent output

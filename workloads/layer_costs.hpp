@@ -82,7 +82,9 @@ ComputeCost serving_head_cost(const WorkloadSpec& w);
 
 // Bytes one token leaves in one layer's KV cache: MLA's latent and rotary
 // key (kv_lora_rank + qk_rope_head_dim), GQA's keys and values (2 x
-// kv_heads x head_dim), at serving.kv_cache's element size (BF16 outside serving).
+// kv_heads x head_dim), at serving.kv_cache's element size (BF16 outside
+// serving); FP8 MLA as FlashMLA stores it: the latent in FP8 with an FP32
+// scale per scale_block channels, the rotary key in BF16.
 double kv_cache_bytes_per_token(const WorkloadSpec& w);
 
 // An MTP module's projection of [hidden; embedding] to hidden: 2 x tokens x 2h x h.

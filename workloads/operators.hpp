@@ -50,6 +50,9 @@ struct Operator {
   // An activation a stack may fuse into one streaming kernel (the plain
   // SwiGLU; stack key framework.fused_swiglu); otherwise its eager kernels.
   bool fusable = false;
+  // The attention core of a decode step: a few queries per sequence over
+  // its cache (the stack's decode-attention kernel prices it).
+  bool decode = false;
 };
 
 using Operators = std::vector<Operator>;

@@ -61,10 +61,12 @@ double model_time_s(const workloads::Operator& op, const topology::StackSpec& st
     }
     case OpClass::kAttention:
     case OpClass::kAttentionBackward: {
-      const topology::AttentionEfficiency& a =
-          op.op_class == OpClass::kAttention ? stack.attention : stack.attention_backward;
+      const bool decode = op.decode && stack.decode_attention;
+      const topology::AttentionEfficiency& a = decode                                 ? *stack.decode_attention
+                                               : op.op_class == OpClass::kAttention ? stack.attention
+                                                                                     : stack.attention_backward;
       body = std::max(op.flops / (a.at(op.head_dim, op.context) * peak_flops_per_s(npu, Dtype::kBf16)),
-                      op.bytes / bw);
+                      op.bytes / ((decode ? stack.decode_attention_memory : 1.0) * bw));
       break;
     }
     default: body = op.bytes / (memory_share(stack, op) * bw); break;

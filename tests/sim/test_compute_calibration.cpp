@@ -139,6 +139,24 @@ TEST_CASE("operator: the attention core by head width and context; its backward 
   CHECK(priced(a, s) == Approx(a.flops / (0.125 * 500e12) + 5e-6).epsilon(1e-12));
 }
 
+TEST_CASE("operator: a decode step's attention core at the stack's decode kernel, its cache at its HBM share",
+          "[calibration][serving]") {
+  // 64 queries of 32 sequences, 128 heads over a 576/512-channel latent, 4990.5 keys, each sequence's cache once.
+  Operator a = workloads::attention_core(64, 128, 576, 512, 4990.5);
+  a.bytes += 32 * 4990.5 * 1152;
+  a.decode = true;
+  // Without a decode kernel: the forward core's rate, the bytes at the full bandwidth.
+  CHECK(priced(a) == Approx(std::max(a.flops / (0.5 * 576 / 640 * 500e12), a.bytes / 2e12) + 5e-6).epsilon(1e-12));
+  topology::StackSpec s = stack();
+  s.decode_attention = topology::AttentionEfficiency{0.667, 0, 0};
+  s.decode_attention_memory = 0.896;
+  const double compute = a.flops / (0.667 * 500e12), memory = a.bytes / (0.896 * 2e12);
+  CHECK(priced(a, s) == Approx(std::max(compute, memory) + 5e-6).epsilon(1e-12));
+  // A prefill core on the same stack keeps the forward's rate.
+  a.decode = false;
+  CHECK(priced(a, s) == Approx(std::max(a.flops / (0.5 * 576 / 640 * 500e12), a.bytes / 2e12) + 5e-6).epsilon(1e-12));
+}
+
 TEST_CASE("operator: each memory-bound class at its own HBM share, forward and backward", "[calibration]") {
   const OpClass classes[] = {OpClass::kElementwise, OpClass::kNorm,   OpClass::kActivation, OpClass::kGather,
                              OpClass::kScatterAdd,  OpClass::kRouter, OpClass::kLoss,       OpClass::kOptimizer};

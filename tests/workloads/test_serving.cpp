@@ -95,12 +95,21 @@ TEST_CASE("decode attention reads each sequence's latent cache once for all head
   CHECK(core->head_dim == 576);  // kv_lora_rank 512 + qk_rope_head_dim 64
   CHECK(core->flops == Approx(tokens * context * 2 * 128 * (576 + 512)));
   CHECK(core->bytes == Approx(tokens * 128 * (2.0 * 576 + 2.0 * 512) * 2 + sequences * context * 576 * 2));
+  CHECK(core->decode);  // the stack's decode kernel prices it
   // W_UK and W_UV run as batched GEMMs per head in place of kv_b's up-projection.
   const auto batched = std::count_if(c.ops.begin(), c.ops.end(), [](const Operator& o) {
     return o.op_class == OpClass::kGroupedGemm && o.groups == 128;
   });
   CHECK(batched == 2);
   CHECK(c.backward.empty());
+}
+
+TEST_CASE("an FP8 MLA cache is FlashMLA's format: FP8 latent, a scale per 128 channels, BF16 rotary key",
+          "[serving]") {
+  WorkloadSpec w = load_workload("deepseek-v3-decode");
+  CHECK(kv_cache_bytes_per_token(w) == 576 * 2);
+  w.serving->kv_cache = Dtype::kFp8;
+  CHECK(kv_cache_bytes_per_token(w) == 512 + 4 * 4 + 64 * 2);  // 656 B
 }
 
 TEST_CASE("a serving step is forward only; its micro-batches' all-to-alls interleave with compute", "[serving]") {
