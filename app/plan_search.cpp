@@ -275,15 +275,22 @@ std::string plan_record_key(const std::string& platform, const PlanLayout& layou
   return platform + " " + layout.name();
 }
 
-void check_plan_inputs(const PlanRequest& r) {
-  const workloads::WorkloadSpec base =
-      workloads::load_workload(r.base.workload, split_set_options(r.base.overrides).workload);
-  check_plan_platform(r, base.precision);
+namespace {
+// The workload a plan starts from: a training step's (a serving step's
+// layout and batch are `epsim serve`'s question, docs/serving.md).
+workloads::WorkloadSpec plan_workload(const PlanRequest& r) {
+  workloads::WorkloadSpec w = workloads::load_workload(r.base.workload, split_set_options(r.base.overrides).workload);
+  if (w.serving)
+    throw option_error("--workload", "a serving workload ([serving]): plan searches training layouts; its batch "
+                                     "within a latency is `epsim serve --tpot` or `--ttft` (docs/serving.md)");
+  return w;
 }
+}  // namespace
+
+void check_plan_inputs(const PlanRequest& r) { check_plan_platform(r, plan_workload(r).precision); }
 
 PlanResult plan_layouts(const PlanRequest& r) {
-  const SplitOverrides split = split_set_options(r.base.overrides);
-  const workloads::WorkloadSpec base = workloads::load_workload(r.base.workload, split.workload);
+  const workloads::WorkloadSpec base = plan_workload(r);
   const PlanPlatform platform = check_plan_platform(r, base.precision);
 
   PlanResult out;
