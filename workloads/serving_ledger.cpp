@@ -10,9 +10,7 @@ namespace epsim::workloads {
 ServingLedger serving_ledger(const WorkloadSpec& w) {
   const ServingSpec& s = *w.serving;
   ServingLedger l;
-  for (const MemoryTerm& t : serving_memory_per_rank(w).terms)
-    if (t.name == "dense weights" || t.name == "expert weights") l.weight_bytes += t.bytes;
-  l.weight_bytes *= s.micro_batches;
+  l.weight_bytes = serving_weight_bytes(w) * s.micro_batches;
   const double sequences = static_cast<double>(s.batch);
   const double layers = w.model.layers + (s.prefill() ? 0 : s.mtp_tokens);
   const double per_token = kv_cache_bytes_per_token(w);

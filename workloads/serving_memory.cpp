@@ -79,6 +79,12 @@ MemoryBreakdown breakdown(const WorkloadSpec& w, std::int64_t batch) {
 
 MemoryBreakdown serving_memory_per_rank(const WorkloadSpec& w) { return breakdown(w, w.serving->batch); }
 
+double serving_weight_bytes(const WorkloadSpec& w) {
+  MemoryBreakdown b;
+  add_weights(w, b);
+  return b.total_bytes();
+}
+
 std::int64_t largest_serving_batch(const WorkloadSpec& w, double capacity_bytes) {
   const std::int64_t step = w.serving->micro_batches;
   // Every batch term is linear in the batch: one step's worth tells the slope.

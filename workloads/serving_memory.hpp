@@ -14,6 +14,9 @@ namespace epsim::workloads {
 // The terms of a rank of serving workload `w` (w.serving must be set).
 MemoryBreakdown serving_memory_per_rank(const WorkloadSpec& w);
 
+// The rank's weights (the breakdown's dense and expert weight terms), bytes.
+double serving_weight_bytes(const WorkloadSpec& w);
+
 // The largest serving.batch (a multiple of serving.micro_batches) whose
 // rank fits `capacity_bytes`; 0 when not even the weights and one
 // micro-batch's sequences fit.

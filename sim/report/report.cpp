@@ -427,6 +427,8 @@ void add_throughput(Report& report, const PlatformFacts& platform, const Placeme
     t.hbm_Bps_per_npu += facts.hbm_bandwidth_Bps / ranks;
   }
   t.mfu = t.peak_flops_per_s_per_npu > 0 ? t.model_flops_per_s_per_npu / t.peak_flops_per_s_per_npu : 0;
+  if (t.hbm_Bps_per_npu > 0) t.serving_memory_s = (sc.serving_weight_bytes + sc.serving_cache_bytes) / t.hbm_Bps_per_npu;
+  if (t.peak_flops_per_s_per_npu > 0) t.serving_compute_s = sc.serving_flops / t.peak_flops_per_s_per_npu;
 }
 
 }  // namespace epsim::sim

@@ -103,6 +103,9 @@ struct Throughput {
   double model_flops_per_s_per_npu = 0;  // model FLOPs per token x tokens_per_s_per_npu
   double peak_flops_per_s_per_npu = 0;   // mean over the ranks' NPUs of the MFU dtype's peak (or its fallback's)
   double hbm_Bps_per_npu = 0;            // mean over the ranks' NPUs of their HBM bandwidth
+  // A serving step's ledger (Scenario's serving_* bytes and FLOPs) at those rates.
+  double serving_memory_s = 0;
+  double serving_compute_s = 0;
   workloads::Dtype peak_dtype = workloads::Dtype::kBf16;  // the dtype whose peak that is
   double mfu = 0;                        // model_flops_per_s_per_npu / peak_flops_per_s_per_npu
 };

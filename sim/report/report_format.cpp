@@ -183,13 +183,11 @@ std::string serving_text(const Scenario& sc, const Report& r) {
   out += fmt::format("  {} tokens/s   {:.1f} per NPU, {:.1f} per node of {} ranks\n", decode ? "output" : "input ",
                      t.tokens_per_s_per_npu, t.tokens_per_s_per_npu * sc.ranks_per_node, sc.ranks_per_node);
   // Seed 002's ledger: the least a rank reads and computes, at its NPU's rates, no communication.
-  const double memory_s = t.hbm_Bps_per_npu > 0 ? (sc.serving_weight_bytes + sc.serving_cache_bytes) / t.hbm_Bps_per_npu : 0;
-  const double compute_s = t.peak_flops_per_s_per_npu > 0 ? sc.serving_flops / t.peak_flops_per_s_per_npu : 0;
-  const double ledger_s = std::max(memory_s, compute_s);
+  const double ledger_s = std::max(t.serving_memory_s, t.serving_compute_s);
   out += fmt::format("  ledger                 {} = max(memory {}, compute {}); the step is x{:.2f} it (seed 002's {}: "
                      "bytes = weights {} x {} micro-batches read + KV cache {} {}, at {:.0f} GB/s HBM; FLOPs = {:.3g} = "
                      "tokens x (2 x active params + attention core), at the {:.0f} TFLOP/s {} peak; no communication)\n",
-                     time_text(ledger_s), time_text(memory_s), time_text(compute_s),
+                     time_text(ledger_s), time_text(t.serving_memory_s), time_text(t.serving_compute_s),
                      ledger_s > 0 ? r.step.sim_s / ledger_s : 0.0, decode ? "decode" : "prefill",
                      bytes_text(sc.serving_weight_bytes / std::max(1, sc.micro_batches)), sc.micro_batches,
                      bytes_text(sc.serving_cache_bytes), decode ? "read" : "written", t.hbm_Bps_per_npu / 1e9,
@@ -334,11 +332,8 @@ nlohmann::ordered_json report_json(const Report& r) {
                        {{"weight_bytes", sc.serving_weight_bytes},
                         {"cache_bytes", sc.serving_cache_bytes},
                         {"flops", sc.serving_flops},
-                        {"memory_s", t.hbm_Bps_per_npu > 0
-                                         ? (sc.serving_weight_bytes + sc.serving_cache_bytes) / t.hbm_Bps_per_npu
-                                         : 0.0},
-                        {"compute_s", t.peak_flops_per_s_per_npu > 0 ? sc.serving_flops / t.peak_flops_per_s_per_npu
-                                                                     : 0.0},
+                        {"memory_s", t.serving_memory_s},
+                        {"compute_s", t.serving_compute_s},
                         {"rule", "seed 002's inference phase: max(bytes / HBM bandwidth, FLOPs / peak), per rank"}}}};
   }
   const GapParts& g = r.gap;
