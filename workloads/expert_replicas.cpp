@@ -3,20 +3,23 @@
 
 #include <algorithm>
 
+#include "workloads/workload_spec.hpp"
+
 namespace epsim::workloads {
 
 ExpertReplicas plan_replicas(const std::vector<double>& weights, int ep, int redundant) {
   const int experts = static_cast<int>(weights.size());
-  const int per_rank = experts / ep, extra = redundant / ep;
   ExpertReplicas plan;
-  plan.slots_per_rank = per_rank + extra;
+  plan.slots_per_rank = (experts + redundant) / ep;
   plan.replicas.resize(static_cast<std::size_t>(experts));
   std::vector<double> rank_load(static_cast<std::size_t>(ep), 0.0);  // expected share per rank
-  std::vector<int> free_slots(static_cast<std::size_t>(ep), extra);
+  std::vector<int> free_slots(static_cast<std::size_t>(ep), plan.slots_per_rank);
   for (int e = 0; e < experts; ++e) {
-    const int rank = e / per_rank;
-    plan.replicas[static_cast<std::size_t>(e)].push_back(rank * plan.slots_per_rank + e % per_rank);
+    const int rank = expert_home_rank(e, experts, ep);
+    const int own = e - first_expert_of_rank(rank, experts, ep);
+    plan.replicas[static_cast<std::size_t>(e)].push_back(rank * plan.slots_per_rank + own);
     rank_load[static_cast<std::size_t>(rank)] += weights[static_cast<std::size_t>(e)];
+    --free_slots[static_cast<std::size_t>(rank)];
   }
   auto holds = [&](int e, int rank) {
     for (int slot : plan.replicas[static_cast<std::size_t>(e)])
@@ -46,7 +49,7 @@ ExpertReplicas plan_replicas(const std::vector<double>& weights, int ep, int red
     // The replicas already placed each give up before - after; the new one takes `after`.
     for (int slot : reps) rank_load[static_cast<std::size_t>(plan.rank_of_slot(slot))] -= before - after;
     rank_load[static_cast<std::size_t>(best_rank)] += after;
-    const int j = per_rank + (extra - free_slots[static_cast<std::size_t>(best_rank)]--);
+    const int j = plan.slots_per_rank - free_slots[static_cast<std::size_t>(best_rank)]--;
     reps.push_back(best_rank * plan.slots_per_rank + j);
   }
   plan.expert_of_slot.assign(static_cast<std::size_t>(ep) * plan.slots_per_rank, -1);

@@ -11,16 +11,17 @@
 namespace epsim::workloads {
 
 struct ExpertReplicas {
-  int slots_per_rank = 0;  // experts / ep own slots, then redundant / ep extra ones
+  int slots_per_rank = 0;  // (experts + redundant) / ep: a rank's own experts first, then replicas
   // replicas[e]: the global slots (rank x slots_per_rank + j) holding expert
-  // e, its own slot first (rank e / per_rank, slot e mod per_rank).
+  // e, its own slot first (rank expert_home_rank(e), slot e - first_expert_of_rank).
   std::vector<std::vector<int>> replicas;
   std::vector<int> expert_of_slot;  // per global slot (ep x slots_per_rank): its expert, -1 when unused
   int rank_of_slot(int slot) const { return slot / slots_per_rank; }
 };
 
 // The plan for `weights` (per expert, the layer's expected shares) over
-// `ep` ranks with `redundant` extra slots (a multiple of ep). Deterministic:
+// `ep` ranks with `redundant` extra slots (experts + redundant a multiple
+// of ep; a rank owning fewer experts has more free slots). Deterministic:
 // ties go to the lower expert id and the lower rank.
 ExpertReplicas plan_replicas(const std::vector<double>& weights, int ep, int redundant);
 

@@ -39,7 +39,6 @@ std::vector<int> expert_order(const WorkloadSpec& w, int moe_layer) {
   const RoutingSpec& r = w.routing;
   const int experts = w.model.experts;
   const int ep = w.parallel.ep;
-  const int per_rank = experts / ep;
   std::vector<int> order(static_cast<std::size_t>(experts));
   std::iota(order.begin(), order.end(), 0);
   if (r.hot_placement == HotPlacement::kRandom) {
@@ -50,11 +49,16 @@ std::vector<int> expert_order(const WorkloadSpec& w, int moe_layer) {
     }
     return order;
   }
-  if (r.hot_placement == HotPlacement::kSpread)
-    for (int i = 0; i < experts; ++i) order[static_cast<std::size_t>(i)] = (i % ep) * per_rank + i / ep;
+  if (r.hot_placement == HotPlacement::kSpread) {  // every rank's first expert, then every rank's second, ...
+    std::size_t i = 0;
+    for (int own = 0; i < order.size(); ++own)
+      for (int rank = 0; rank < ep; ++rank)
+        if (first_expert_of_rank(rank, experts, ep) + own < first_expert_of_rank(rank + 1, experts, ep))
+          order[i++] = first_expert_of_rank(rank, experts, ep) + own;
+  }
   // Per layer, the placement moves on by one rank, so the hot rank changes from layer to layer.
   if (r.order == ExpertOrder::kPerLayer) {
-    const int shift = (moe_layer % ep) * per_rank;
+    const int shift = first_expert_of_rank(moe_layer % ep, experts, ep);
     for (int& e : order) e = (e + shift) % experts;
   }
   return order;

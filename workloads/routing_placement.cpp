@@ -44,6 +44,10 @@ RoutingPlacement routing_placement(const WorkloadSpec& w) {
   p.balanced_rank_weight = 1.0 / w.parallel.ep;
   p.redundant_experts = r.redundant_experts;
   p.redundant_per_rank = r.redundant_experts / w.parallel.ep;
+  p.slots_per_rank = w.expert_slots_per_rank();
+  p.uneven = w.model.experts % w.parallel.ep != 0;
+  p.experts = w.model.experts;
+  p.ep = w.parallel.ep;
   p.capacity_factor = r.capacity_factor;
   p.capacity = expert_capacity(w);
   if (r.kind == RoutingKind::kZipf) p.params = fmt::format("s={:g}", r.zipf_s);
@@ -55,9 +59,9 @@ RoutingPlacement routing_placement(const WorkloadSpec& w) {
     p.moves_per_layer = r.order == ExpertOrder::kPerLayer;
   }
   const std::vector<double> weights = expert_weights(w, 0);
-  const int per_rank = w.model.experts / w.parallel.ep;
+  const auto home = [&](int e) { return expert_home_rank(e, w.model.experts, w.parallel.ep); };
   std::vector<double> rank_weight(static_cast<std::size_t>(w.parallel.ep), 0.0);
-  for (int e = 0; e < w.model.experts; ++e) rank_weight[static_cast<std::size_t>(e / per_rank)] += weights[e];
+  for (int e = 0; e < w.model.experts; ++e) rank_weight[static_cast<std::size_t>(home(e))] += weights[e];
   const auto hot_rank = std::max_element(rank_weight.begin(), rank_weight.end());
   p.hottest_rank = static_cast<int>(hot_rank - rank_weight.begin());
   p.hottest_rank_weight = *hot_rank;
@@ -70,7 +74,7 @@ RoutingPlacement routing_placement(const WorkloadSpec& w) {
                     [&](int a, int b) { return weights[a] != weights[b] ? weights[a] > weights[b] : a < b; });
   for (std::size_t i = 0; i < shown; ++i) {
     const int e = order[i];
-    const int rank = e / per_rank;
+    const int rank = home(e);
     p.hottest.push_back({e, weights[static_cast<std::size_t>(e)], rank, rank / w.parallel.ranks_per_node});
   }
   return p;

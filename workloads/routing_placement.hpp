@@ -30,7 +30,10 @@ struct RoutingPlacement {
   double balanced_rank_weight = 0;  // 1 / ep
   // Mitigations (routing.redundant_experts, routing.capacity_factor; 0: none).
   int redundant_experts = 0;
-  int redundant_per_rank = 0;
+  int redundant_per_rank = 0;  // extra slots on every rank, when ep divides the experts
+  int slots_per_rank = 0;      // WorkloadSpec::expert_slots_per_rank
+  bool uneven = false;         // ep does not divide the experts: some ranks own fewer, more replicas (expert_home_rank)
+  int experts = 0, ep = 0;
   double capacity_factor = 0;
   std::int64_t capacity = 0;  // tokens per (source rank, expert): expert_capacity()
 };

@@ -75,6 +75,9 @@ struct LayerTables {
 };
 
 struct Layout {
+  // per_rank and per_node hold where ep divides the experts: an uneven
+  // placement (expert_home_rank) always has replicas and no binding node
+  // limit (the loader), so it draws through rank_of, node_of and the plan.
   int ep, experts, k, per_rank, per_node, nodes, node_limit;
   bool limited;  // node_limit binds: 0 < node_limit < nodes
   std::vector<int> rank_of, node_of;  // per expert: lookups instead of divisions in the hot loop
@@ -421,8 +424,8 @@ RoutingJobs::RoutingJobs(const WorkloadSpec& w) : s_(std::make_unique<State>(Sta
   L.node_limit = w.model.node_limit;
   L.limited = node_limit_binds(w);
   for (int e = 0; e < L.experts; ++e) {
-    L.rank_of.push_back(e / L.per_rank);
-    L.node_of.push_back(e / L.per_node);
+    L.rank_of.push_back(expert_home_rank(e, L.experts, L.ep));
+    L.node_of.push_back(L.rank_of.back() / p.ranks_per_node);
   }
 
   RoutingSample& s = s_->sample;

@@ -175,12 +175,22 @@ void read_serving_batch(TableReader& t, ParallelSpec& p, const ServingSpec& serv
   p.global_batch = serving.batch * p.dp;
 }
 
-ParallelSpec read_parallel(TableReader t, const ModelSpec& m, const ServingSpec* serving, const std::string& source) {
+// `redundant_experts`: routing's, which fill the slots an uneven split
+// leaves (expert_home_rank); a count that does not is blamed on it later
+// (check_mitigations).
+ParallelSpec read_parallel(TableReader t, const ModelSpec& m, const ServingSpec* serving, int redundant_experts,
+                           const std::string& source) {
   ParallelSpec p;
   p.ep = small_int(t, "ep", 1, 1 << 16);
   p.ranks_given_at = t.location("ep");
-  if (m.experts % p.ep != 0) {
-    t.fail("ep", fmt::format("model.experts ({}) is not divisible by parallel.ep ({})", m.experts, p.ep));
+  if (redundant_experts == 0 && m.experts % p.ep != 0) {
+    const int fill = (m.experts + p.ep - 1) / p.ep * p.ep - m.experts;
+    const int slots = (m.experts + fill) / p.ep;
+    t.fail("ep", fmt::format("model.experts ({}) is not divisible by parallel.ep ({}){}", m.experts, p.ep,
+                             fill <= m.experts ? fmt::format(", unless routing.redundant_experts = {} fills every rank to "
+                                                             "{} expert slot{}",
+                                                             fill, slots, slots == 1 ? "" : "s")
+                                               : ""));
   }
   p.tp = static_cast<int>(t.integer_or("tp", 1, 1, 1 << 10));
   p.etp = static_cast<int>(t.integer_or("etp", 1, 1, 1 << 10));
@@ -392,16 +402,17 @@ RoutingSpec read_routing(std::optional<TableReader> t, const ModelSpec& model, c
   return r;
 }
 
-// Redundant experts fill the same number of extra slots on every rank, and
+// Redundant experts fill every rank up to (experts + redundant) / ep slots, and
 // a replica reached through another node than its expert's would change
 // which nodes a node-limited token meets: not modelled, refused.
 void check_mitigations(TableReader routing, const WorkloadSpec& w) {
   const int redundant = w.routing.redundant_experts;
   if (redundant == 0) return;
-  if (redundant % w.parallel.ep != 0)
-    routing.fail("redundant_experts", fmt::format("must be a multiple of parallel.ep ({}): every rank holds "
-                                                  "redundant_experts / ep extra slots, got {}",
-                                                  w.parallel.ep, redundant));
+  if ((w.model.experts + redundant) % w.parallel.ep != 0)
+    routing.fail("redundant_experts",
+                 fmt::format("model.experts ({}) + {} = {} expert slots are not divisible by parallel.ep ({}): every "
+                             "rank holds as many slots",
+                             w.model.experts, redundant, w.model.experts + redundant, w.parallel.ep));
   if (w.model.node_limit > 0 && w.model.node_limit < w.parallel.nodes_per_replica())
     routing.fail("redundant_experts",
                  fmt::format("with a binding model.node_limit ({} of {} nodes) replicas are not modelled yet: a "
@@ -420,7 +431,9 @@ WorkloadSpec read_workload(const toml::table& root, const std::string& source, c
   w.model = read_model(top.table("model"));
   if (std::optional<TableReader> serving = top.optional_table("serving")) w.serving = read_serving(*serving, w.model);
   TableReader parallel = top.table("parallel");
-  w.parallel = read_parallel(parallel, w.model, w.serving ? &*w.serving : nullptr, source);
+  // The experts' split over EP ranks counts the redundant ones, read and checked with the routing below.
+  const int redundant = static_cast<int>(root["routing"]["redundant_experts"].value_or(std::int64_t{0}));
+  w.parallel = read_parallel(parallel, w.model, w.serving ? &*w.serving : nullptr, redundant, source);
   w.precision = read_precision(top.optional_table("precision"));
   w.memory = read_memory(top.optional_table("memory"));
   // Megatron refuses the overlap with full recomputation.

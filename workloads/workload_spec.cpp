@@ -38,15 +38,21 @@ double combine_bytes_per_token(const WorkloadSpec& w) {
 }
 
 double distinct_ranks_exact(int ranks, int experts, int top_k) {
-  // C(E-m, k)/C(E, k) = prod_{i<k} (E-m-i)/(E-i): a rank is missed when all
-  // k draws fall among the other ranks' experts.
-  const int per_rank = experts / ranks;
-  double missed = 1;
-  for (int i = 0; i < top_k; ++i) {
-    double left = static_cast<double>(experts - per_rank - i);
-    missed *= left > 0 ? left / (experts - i) : 0.0;
-  }
-  return ranks * (1.0 - missed);
+  // A rank is missed when all k draws fall among the other ranks' experts:
+  // C(E-m, k)/C(E, k) = prod_{i<k} (E-m-i)/(E-i).
+  const auto missed = [&](int owned) {
+    double p = 1;
+    for (int i = 0; i < top_k; ++i) {
+      const double left = static_cast<double>(experts - owned - i);
+      p *= left > 0 ? left / (experts - i) : 0.0;
+    }
+    return p;
+  };
+  if (experts % ranks == 0) return ranks * (1.0 - missed(experts / ranks));
+  double reached = 0;
+  for (int r = 0; r < ranks; ++r)
+    reached += 1.0 - missed(first_expert_of_rank(r + 1, experts, ranks) - first_expert_of_rank(r, experts, ranks));
+  return reached;
 }
 
 const char* to_string(RoutingKind kind) {

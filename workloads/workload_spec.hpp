@@ -280,9 +280,23 @@ struct WorkloadSpec {
   MemorySpec memory;
   std::optional<ServingSpec> serving;  // set: the step is a serving step (no backward, no optimizer)
   bool decoding() const { return serving && serving->phase == ServingPhase::kDecode; }
-  // Expert slots per rank: its experts / ep own experts and redundant_experts / ep replicas.
+  // Expert slots per rank: (experts + redundant_experts) / ep, its own
+  // experts (expert_home_rank) first, replicas in the rest.
   int expert_slots_per_rank() const { return (model.experts + routing.redundant_experts) / parallel.ep; }
 };
+
+// Where expert parallelism puts each expert: rank r owns experts
+// [first_expert_of_rank(r), first_expert_of_rank(r + 1)), contiguous and as
+// even as the division allows: experts / ranks each when it divides, else
+// some ranks one fewer, their free slots taken by redundant experts
+// (DeepSeek's decode EP144: 256 experts and 32 replicas, two slots on each
+// of 144 ranks; EP320: one on each of 320).
+inline int expert_home_rank(int expert, int experts, int ranks) {
+  return static_cast<int>(static_cast<std::int64_t>(expert) * ranks / experts);
+}
+inline int first_expert_of_rank(int rank, int experts, int ranks) {
+  return static_cast<int>((static_cast<std::int64_t>(rank) * experts + ranks - 1) / ranks);
+}
 
 // The capacity of one source rank for one expert under routing.capacity_factor
 // (0: none): ceil(tokens x top_k / experts x capacity_factor).
@@ -314,8 +328,10 @@ double combine_bytes_per_token(const WorkloadSpec& w);
 // R(1-(1-1/R)^k) with k draws with replacement, is
 // epsim::expected_distinct_ranks (core/moe_formulas.hpp).
 
-// The exact expectation for k distinct experts drawn uniformly from
-// E = R*m (m per rank): R(1 - C(E-m, k)/C(E, k)).
+// The exact expectation for k distinct experts drawn uniformly from E
+// experts, rank r owning m_r of them (expert_home_rank):
+// sum over r of 1 - C(E-m_r, k)/C(E, k); R(1 - C(E-m, k)/C(E, k)) when
+// every rank owns m = E/R.
 double distinct_ranks_exact(int ranks, int experts, int top_k);
 
 }  // namespace epsim::workloads

@@ -132,7 +132,12 @@ std::string routing_text(const workloads::RoutingPlacement& p) {
 std::string mitigation_text(const workloads::RoutingPlacement& p, const Report& r) {
   if (p.redundant_experts == 0 && p.capacity == 0) return "";
   std::string out = "  mitigate  ";
-  if (p.redundant_experts > 0)
+  if (p.redundant_experts > 0 && p.uneven)
+    out += fmt::format(" {} redundant experts ({} expert slots per rank: {} experts over {} ranks, some owning fewer, "
+                       "replicas of the hottest experts in the slots left, their picks split over the replicas; "
+                       "routing.redundant_experts){}",
+                       p.redundant_experts, p.slots_per_rank, p.experts, p.ep, p.capacity > 0 ? ";" : "");
+  else if (p.redundant_experts > 0)
     out += fmt::format(" {} redundant experts ({} extra slot{} per rank holding replicas of the hottest experts, "
                        "their picks split over the replicas; routing.redundant_experts){}",
                        p.redundant_experts, p.redundant_per_rank, p.redundant_per_rank == 1 ? "" : "s",

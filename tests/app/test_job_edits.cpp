@@ -82,7 +82,7 @@ TEST_CASE("the collective's edits are refused at the options they come from", "[
       {"a routing kind whose parameters the workload lacks", [](app::CollectiveRequest& r) { r.routing = "zipf"; },
        "error: --routing: zipf deepseek-v3 needs routing.zipf_s: add --set routing.zipf_s=VALUE"},
       {"one EP group of --npus ranks", [](app::CollectiveRequest& r) { r.npus = 3; },
-       "error: --npus: parallel.ep: model.experts (256) is not divisible by parallel.ep (3)"},
+       "error: --npus: parallel.ep: model.experts (256) is not divisible by parallel.ep (3), unless routing.redundant_experts = 2 fills every rank to 86 expert slots"},
       {"a micro-batch of --tokens the sampler refuses", [](app::CollectiveRequest& r) { r.tokens = {20000000}; },
        "error: --tokens: parallel.micro_batch: micro_batch x sequence_length = 1 x 20000000 tokens per micro-batch "
        "exceeds 16777216 (the sampler draws every token of every layer: minutes beyond that)"},

@@ -671,3 +671,72 @@ TEST_CASE("a capacity caps every source's tokens per expert; the rest are droppe
   for (std::size_t i = 0; i < sent.traffic.tokens.size(); ++i) CHECK(sent.traffic.tokens[i] <= all.traffic.tokens[i]);
   CHECK(sent.dropped_picks > 0);
 }
+
+TEST_CASE("an uneven expert split: contiguous blocks, one fewer on some ranks, their free slots taken by replicas",
+          "[mitigation]") {
+  // DeepSeek's decode EP144: 256 experts, 32 replicas, two slots on each of 144 ranks.
+  std::vector<int> owned(144, 0);
+  for (int e = 0; e < 256; ++e) {
+    const int r = expert_home_rank(e, 256, 144);
+    CHECK(e >= first_expert_of_rank(r, 256, 144));
+    CHECK(e < first_expert_of_rank(r + 1, 256, 144));
+    ++owned[static_cast<std::size_t>(r)];
+  }
+  CHECK(std::count(owned.begin(), owned.end(), 2) == 112);
+  CHECK(std::count(owned.begin(), owned.end(), 1) == 32);
+  CHECK(first_expert_of_rank(144, 256, 144) == 256);
+  // Where ep divides the experts it is the plain block split.
+  for (int e = 0; e < 256; ++e) CHECK(expert_home_rank(e, 256, 64) == e / 4);
+  // More ranks than experts (EP320): 64 ranks own none and hold only replicas.
+  int empty = 0;
+  for (int r = 0; r < 320; ++r) empty += first_expert_of_rank(r + 1, 256, 320) == first_expert_of_rank(r, 256, 320);
+  CHECK(empty == 64);
+
+  for (const auto& [ep, redundant] : {std::pair{144, 32}, std::pair{320, 64}}) {
+    const ExpertReplicas plan = plan_replicas(std::vector<double>(256, 1.0 / 256), ep, redundant);
+    CHECK(plan.slots_per_rank == (256 + redundant) / ep);
+    // Every slot holds an expert; every expert has its own slot on its home rank and its replicas elsewhere.
+    CHECK(std::count(plan.expert_of_slot.begin(), plan.expert_of_slot.end(), -1) == 0);
+    std::size_t copies = 0;
+    for (int e = 0; e < 256; ++e) {
+      const std::vector<int>& reps = plan.replicas[static_cast<std::size_t>(e)];
+      CHECK(plan.rank_of_slot(reps.front()) == expert_home_rank(e, 256, ep));
+      std::vector<int> ranks;
+      for (int slot : reps) ranks.push_back(plan.rank_of_slot(slot));
+      std::sort(ranks.begin(), ranks.end());
+      CHECK(std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end());
+      copies += reps.size();
+    }
+    CHECK(copies == static_cast<std::size_t>(256 + redundant));
+  }
+}
+
+TEST_CASE("distinct ranks over an uneven split: the exact sum over ranks, brute-forced", "[routing]") {
+  // 4 experts over 3 ranks own 2, 1, 1. k = 1 reaches one rank; k = 2 over the
+  // 6 pairs: {0, 1} one rank, the other five two, 11/6.
+  CHECK(distinct_ranks_exact(3, 4, 1) == Approx(1.0));
+  CHECK(distinct_ranks_exact(3, 4, 2) == Approx(11.0 / 6.0));
+  // Even splits keep R(1 - C(E-m, k)/C(E, k)).
+  CHECK(distinct_ranks_exact(64, 256, 8) == Approx(64 * (1 - miss(256, 4, 8))));
+}
+
+TEST_CASE("sampling an uneven split: every pick lands in a slot of its expert, on the slot's rank", "[mitigation]") {
+  WorkloadSpec w = one_layer(8, 2, 3, 600);  // 8 experts + 1 replica over 3 ranks: 3 slots each
+  w.routing.redundant_experts = 1;
+  const LayerRouting l = sample_routing(w).layers.front();
+  REQUIRE(l.expert_tokens.size() == 9);
+  // Each source sends each token to the ranks of its two experts' slots: the
+  // slots' tokens sum to every source's picks.
+  CHECK(std::accumulate(l.expert_tokens.begin(), l.expert_tokens.end(), std::int64_t{0}) == 3 * 600 * 2);
+  // Ranks 0, 1 own experts 0-2 and 3-5, rank 2 owns 6, 7 and a replica (of expert 0, the lowest id of the tie).
+  const ExpertReplicas plan = plan_replicas(std::vector<double>(8, 0.125), 3, 1);
+  CHECK(plan.replicas[0] == std::vector<int>{0, 8});
+  // Tokens received per rank = the rank's slots' tokens.
+  for (int r = 0; r < 3; ++r) {
+    std::int64_t slots = 0, received = 0;
+    for (int j = 0; j < 3; ++j) slots += l.expert_tokens[static_cast<std::size_t>(r * 3 + j)];
+    for (int src = 0; src < 3; ++src) received += l.traffic.at(src, r);
+    CHECK(received <= slots);  // a token with both experts on one rank is sent to it once
+    CHECK(received >= slots / 2);
+  }
+}

@@ -69,7 +69,8 @@ TEST_CASE("a decode step's batch: micro-batches of sequences, one token each and
   CHECK(w.parallel.micro_batch == 32);
   CHECK(w.parallel.sequence_length == 2);  // the next token and one MTP draft, verified together
   CHECK(w.parallel.tokens_per_micro_batch == 64);
-  CHECK(w.parallel.global_batch == 64 * 128);
+  CHECK(w.parallel.global_batch == 64 * 144);  // DP144, as DeepSeek's decode unit
+  CHECK(w.expert_slots_per_rank() == 2);        // (256 experts + 32 replicas) / EP144
   CHECK(w.serving->served_tokens() == Approx(1.875));  // 1 + 0.875 x 1 draft
   CHECK(w.serving->cached_tokens() == 4989 + 2);
 }

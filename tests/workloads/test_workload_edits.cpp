@@ -42,7 +42,7 @@ TEST_CASE("an invalid edit is refused as the --set it equals", "[workload][edits
   const std::vector<EditRow> rows = {
       {"ep not dividing the experts", "deepseek-v3", [](WorkloadEdits& e) { e.ep = Edit<int>{3, ""}; },
        {"parallel.ep=3"},
-       "--set parallel.ep=3: error: parallel.ep: model.experts (256) is not divisible by parallel.ep (3)"},
+       "--set parallel.ep=3: error: parallel.ep: model.experts (256) is not divisible by parallel.ep (3), unless routing.redundant_experts = 2 fills every rank to 86 expert slots"},
       {"ep out of range", "tiny-moe", [](WorkloadEdits& e) { e.ep = Edit<int>{0, ""}; }, {"parallel.ep=0"},
        "--set parallel.ep=0: error: parallel.ep: expected an integer in [1, 65536], got 0"},
       {"a global batch that does not split", "tiny-moe",
@@ -87,7 +87,7 @@ TEST_CASE("an edit that names its option is reported at it", "[workload][edits]"
   e.ep = Edit<int>{3, "--npus"};
   e.dp = Edit<int>{3, "--npus"};
   CHECK(verdict([&] { return load_workload("deepseek-v3", {}, e); }) ==
-        "error: --npus: parallel.ep: model.experts (256) is not divisible by parallel.ep (3)");
+        "error: --npus: parallel.ep: model.experts (256) is not divisible by parallel.ep (3), unless routing.redundant_experts = 2 fills every rank to 86 expert slots");
   // An error elsewhere keeps its own place: the user's --set is the user's.
   CHECK(verdict([&] { return load_workload("deepseek-v3", {"model.top_k=300"}, e); }) ==
         "--set model.top_k=300: error: model.top_k: expected an integer in [1, 64], got 300");

@@ -85,7 +85,7 @@ TEST_CASE("overrides given with --set change one key of a preset", "[workload]")
   CHECK(w.routing.kind == RoutingKind::kZipf);
   CHECK(w.routing.zipf_s == 1.2);
   CHECK_THROWS_WITH(load_workload("deepseek-v3", {"parallel.ep=48"}),
-                    "--set parallel.ep=48: error: parallel.ep: model.experts (256) is not divisible by parallel.ep (48)");
+                    "--set parallel.ep=48: error: parallel.ep: model.experts (256) is not divisible by parallel.ep (48), unless routing.redundant_experts = 32 fills every rank to 6 expert slots");
 }
 
 TEST_CASE("payload per token follows the seeds and DeepEP", "[workload]") {
@@ -140,7 +140,7 @@ TEST_CASE("bad workload files name file:line:col, key and problem", "[workload][
       {"top_k_over_experts.toml",
        "top_k_over_experts.toml:13:9: error: model.top_k: must be <= model.experts (32), got 40"},
       {"experts_not_divisible.toml",
-       "experts_not_divisible.toml:24:6: error: parallel.ep: model.experts (32) is not divisible by parallel.ep (6)"},
+       "experts_not_divisible.toml:24:6: error: parallel.ep: model.experts (32) is not divisible by parallel.ep (6), unless routing.redundant_experts = 4 fills every rank to 6 expert slots"},
       {"zero_tokens.toml",
        "zero_tokens.toml:27:15: error: parallel.micro_batch: expected an integer in [1, 1073741824], got 0"},
       {"unknown_key.toml",
