@@ -33,9 +33,11 @@ TEST_CASE("run's --ep is refused with the text of the --set it equals", "[app][e
     const char* error;
   };
   for (const Row& row : {Row{3, "--set parallel.ep=3: error: parallel.ep: model.experts (256) is not divisible by "
-                                "parallel.ep (3)"},
+                                "parallel.ep (3), unless routing.redundant_experts = 2 fills every rank to 86 expert "
+                                "slots"},
                          Row{48, "--set parallel.ep=48: error: parallel.ep: model.experts (256) is not divisible by "
-                                 "parallel.ep (48)"}}) {
+                                 "parallel.ep (48), unless routing.redundant_experts = 32 fills every rank to 6 expert "
+                                 "slots"}}) {
     app::RunRequest by_option;
     by_option.platform = "a2";
     by_option.workload = "deepseek-v3";
