@@ -32,6 +32,7 @@ import time
 SPECIAL_NUMBERS = ["0", "-1", "1e308", "1e-320", "-1e308", "nan", "inf", "-inf", "9223372036854775807",
                    "-9223372036854775808", "4294967296", "65536", "1e300", "2147483648", "0.0", "1e6"]
 UNIT_SUFFIXES = ["", "GBps", "Gbps", "s", "us", "Tf", "GiB", "B", "PBps", "ps", "xx"]
+RELEASE_TIMEOUT_S, SANITIZER_TIMEOUT_S = 30, 120
 SANITIZER_MARKS = ["ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "UndefinedBehaviorSanitizer"]
 
 
@@ -234,11 +235,16 @@ def main():
     ap.add_argument("--epsim", required=True)
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--timeout", type=float, default=30, help="per-run limit, s")
+    ap.add_argument("--timeout", type=float, help="per-run limit, s (default 30; 120 with --sanitizer)")
     ap.add_argument("--mem-mb", type=int, default=2048, help="per-run memory limit, MiB")
     ap.add_argument("--sanitizer", action="store_true", help="the epsim build uses ASan: measure memory, do not limit it")
     ap.add_argument("--keep", help="folder to copy each failing mutant to")
     args = ap.parse_args()
+    if args.timeout is None:
+        # A hang is what the limit catches. ASan and UBSan run the routing
+        # sampler ~10x slower, and `workload show` of an unmutated preset
+        # takes ~3 s in release, so 30 s would flag honest work as a hang.
+        args.timeout = SANITIZER_TIMEOUT_S if args.sanitizer else RELEASE_TIMEOUT_S
 
     root = os.getcwd()
     rng = random.Random(args.seed)
