@@ -140,6 +140,7 @@ sim::Scenario describe(const RunRequest& r, const workloads::WorkloadSpec& w) {
     s.serving_batch = w.serving->batch;
     s.serving_context = w.serving->cached_tokens();
     s.serving_tokens_per_sequence = w.serving->served_tokens();
+    s.serving_steps_to_first_token = w.serving->prefill_steps();
     const workloads::ServingLedger ledger = workloads::serving_ledger(w);
     s.serving_weight_bytes = ledger.weight_bytes;
     s.serving_cache_bytes = ledger.cache_bytes;

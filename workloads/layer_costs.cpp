@@ -89,9 +89,19 @@ double attention_context(const WorkloadSpec& w, int layer) {
     const double keys = static_cast<double>(sv.kv_length) + 1.0 + sv.mtp_tokens / 2.0;
     return windowed ? std::min(keys, static_cast<double>(w.model.attention.sliding_window)) : keys;
   }
-  if (w.serving && w.serving->prefix_hit > 0 && !windowed) {  // the cached prefix, then causal over the rest
-    const double prefix = static_cast<double>(w.serving->prompt_length - w.serving->computed_prompt_tokens());
-    return prefix + (static_cast<double>(w.parallel.sequence_length) + 1.0) / 2.0;
+  const ServingSpec* sv = w.serving ? &*w.serving : nullptr;
+  if (sv && (sv->prefix_hit > 0 || sv->prefill_steps() > 1)) {
+    // A prompt's computed positions [prefix, prompt) each attend to
+    // themselves and every position before them, cached or computed in an
+    // earlier chunk: the mean is the same whichever step computes them.
+    const double computed = static_cast<double>(sv->computed_prompt_tokens());
+    const double prefix = static_cast<double>(sv->prompt_length) - computed;
+    if (!windowed) return prefix + (computed + 1.0) / 2.0;
+    const double window = w.model.attention.sliding_window;
+    const auto keys_before = [&](double n) {  // sum over positions p < n of min(p + 1, window)
+      return n <= window ? n * (n + 1.0) / 2.0 : window * (window + 1.0) / 2.0 + (n - window) * window;
+    };
+    return (keys_before(prefix + computed) - keys_before(prefix)) / computed;
   }
   const double s = static_cast<double>(w.parallel.sequence_length);
   const double window = layer >= 0 && w.model.attention.windowed(layer) ? w.model.attention.sliding_window : s;

@@ -263,12 +263,14 @@ ServingSpec read_serving(TableReader t, const ModelSpec& m) {
     if (!applies && t.has(key)) t.fail(key, fmt::format("only read when serving.phase = \"{}\"", phase));
   };
   only_in("prefix_hit", prefill, "prefill");
+  only_in("chunk", prefill, "prefill");
   only_in("mtp_tokens", !prefill, "decode");
   only_in("acceptance", !prefill, "decode");
   if (prefill) {
     s.prefix_hit = t.number_or("prefix_hit", 0, 0, 1);
     if (s.computed_prompt_tokens() < 1)
       t.fail("prefix_hit", fmt::format("leaves none of the prompt's {} tokens to compute", s.prompt_length));
+    s.chunk = t.integer_or("chunk", 0, 1, kMaxTokens);
   } else {
     s.mtp_tokens = static_cast<int>(t.integer_or("mtp_tokens", 0, 0, 4));
     if (s.mtp_tokens > m.mtp_modules)

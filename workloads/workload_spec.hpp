@@ -3,6 +3,7 @@
 // workload_loader.hpp reads it from TOML and checks every field.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -249,6 +250,10 @@ struct ServingSpec {
   // Prefill: the share of each prompt's tokens found in a prefix cache
   // (read, not computed; DeepSeek's service: 56.3 %).
   double prefix_hit = 0;
+  // Prefill: a prompt's computed tokens per step (chunked prefill: each
+  // chunk attends to the prefix and the chunks before it, the prompt's
+  // first token comes with its last chunk); 0: the whole prompt in one step.
+  std::int64_t chunk = 0;
   // Decode: draft tokens the model's MTP modules propose per step, verified
   // with the next token (speculative decoding), and the mean share of them
   // accepted.
@@ -260,12 +265,23 @@ struct ServingSpec {
   std::int64_t computed_prompt_tokens() const {
     return prompt_length - static_cast<std::int64_t>(static_cast<double>(prompt_length) * prefix_hit);
   }
-  // Query tokens per sequence in one step.
-  std::int64_t step_tokens() const { return prefill() ? computed_prompt_tokens() : 1 + mtp_tokens; }
-  // What a step serves per sequence: prefill the whole prompt (cache hits
-  // included, as services count input), decode its expected output tokens.
+  // Query tokens per sequence in one step: a prompt's chunk (all its
+  // computed tokens unless chunked), or decode's token and drafts.
+  std::int64_t step_tokens() const {
+    if (!prefill()) return 1 + mtp_tokens;
+    return chunk > 0 ? std::min(chunk, computed_prompt_tokens()) : computed_prompt_tokens();
+  }
+  // Steps a prompt takes to its first token: its chunks.
+  std::int64_t prefill_steps() const {
+    return prefill() ? (computed_prompt_tokens() + step_tokens() - 1) / step_tokens() : 1;
+  }
+  // What a step serves per sequence: prefill the prompt (cache hits
+  // included, as services count input; a chunk serves its share of it),
+  // decode its expected output tokens.
   double served_tokens() const {
-    return prefill() ? static_cast<double>(prompt_length) : 1.0 + acceptance * mtp_tokens;
+    if (!prefill()) return 1.0 + acceptance * mtp_tokens;
+    return static_cast<double>(prompt_length) * static_cast<double>(step_tokens()) /
+           static_cast<double>(computed_prompt_tokens());
   }
   // Tokens each sequence holds in its KV cache at the end of the step.
   std::int64_t cached_tokens() const { return prefill() ? prompt_length : kv_length + 1 + mtp_tokens; }

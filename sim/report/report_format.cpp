@@ -169,6 +169,11 @@ nlohmann::ordered_json routing_json(const workloads::RoutingPlacement& p) {
           {"capacity_tokens", p.capacity}};
 }
 
+// A prefill's time to first token: its prompts' chunks, one step each.
+double ttft_s(const Scenario& sc, const Report& r) {
+  return static_cast<double>(sc.serving_steps_to_first_token) * r.step.sim_s;
+}
+
 // A serving step's figures: its latency (the step: TTFT for a prefill
 // batch, whose prompts all get their first token at its end; TPOT for a
 // decode step, one token per sequence) and its tokens per NPU and node.
@@ -182,9 +187,13 @@ std::string serving_text(const Scenario& sc, const Report& r) {
     out += fmt::format("  TPOT                   {} (the step over the {:.3f} tokens each sequence gains), step {}\n",
                        time_text(r.step.sim_s / sc.serving_tokens_per_sequence), sc.serving_tokens_per_sequence,
                        time_text(r.step.sim_s));
-  else
+  else if (sc.serving_steps_to_first_token == 1)
     out += fmt::format("  TTFT                   {} (the step: every prompt's first token at its end)\n",
                        time_text(r.step.sim_s));
+  else
+    out += fmt::format("  TTFT                   {} ({} steps of {}: a prompt's first token at the end of its last "
+                       "chunk; serving.chunk)\n",
+                       time_text(ttft_s(sc, r)), sc.serving_steps_to_first_token, time_text(r.step.sim_s));
   out += fmt::format("  {} tokens/s   {:.1f} per NPU, {:.1f} per node of {} ranks\n", decode ? "output" : "input ",
                      t.tokens_per_s_per_npu, t.tokens_per_s_per_npu * sc.ranks_per_node, sc.ranks_per_node);
   // Seed 002's ledger: the least a rank reads and computes, at its NPU's rates, no communication.
@@ -330,7 +339,7 @@ nlohmann::ordered_json report_json(const Report& r) {
                       {"keys_per_token", sc.serving_context},
                       {"tokens_served_per_sequence", sc.serving_tokens_per_sequence},
                       {sc.serving_phase == "decode" ? "tpot_s" : "ttft_s",
-                       sc.serving_phase == "decode" ? r.step.sim_s / sc.serving_tokens_per_sequence : r.step.sim_s},
+                       sc.serving_phase == "decode" ? r.step.sim_s / sc.serving_tokens_per_sequence : ttft_s(sc, r)},
                       {"tokens_per_s_per_npu", t.tokens_per_s_per_npu},
                       {"tokens_per_s_per_node", t.tokens_per_s_per_npu * sc.ranks_per_node},
                       {"ledger",

@@ -3,6 +3,7 @@
 // JSON) read on its own says what it is. The caller fills it; plain data.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@ struct Scenario {
   std::string serving_phase = {};
   long long serving_batch = 0;
   long long serving_context = 0;
+  std::int64_t serving_steps_to_first_token = 1;  // prefill: a prompt's chunks (serving.chunk)
   double serving_tokens_per_sequence = 0;  // served per sequence and step: a prompt, or decode's expected output
   // Seed 002's inference ledger for one rank (workloads/serving_ledger.hpp).
   double serving_weight_bytes = 0;

@@ -86,6 +86,40 @@ TEST_CASE("a prefill step computes the prompt tokens the prefix cache misses", "
   CHECK(attention_context(w, 5) == Approx(2306 + (1790 + 1) / 2.0));
 }
 
+TEST_CASE("chunked prefill: a prompt over several steps, the same keys per token, its first token after the last",
+          "[serving]") {
+  const WorkloadSpec w = load_workload("deepseek-v3-prefill", {"serving.chunk=512"});
+  REQUIRE(w.serving);
+  CHECK(w.serving->step_tokens() == 512);
+  CHECK(w.parallel.sequence_length == 512);
+  CHECK(w.serving->prefill_steps() == 4);  // 1790 computed tokens: 512 + 512 + 512 + 254
+  // A step serves its chunk's share of the prompt, hits included: 4096 x 512 / 1790 per sequence.
+  CHECK(w.serving->served_tokens() == Approx(4096.0 * 512 / 1790));
+  // Each computed position attends to the same keys whichever step computes it.
+  CHECK(attention_context(w, 5) == Approx(2306 + (1790 + 1) / 2.0));
+  // Without hits a chunked prompt is still causal over all of it, not over one chunk.
+  const WorkloadSpec plain = load_workload("deepseek-v3-prefill", {"serving.chunk=1024", "serving.prefix_hit=0"});
+  CHECK(plain.serving->prefill_steps() == 4);
+  CHECK(attention_context(plain, 5) == Approx((4096 + 1) / 2.0));
+  // A chunk at least the prompt is one step, as without it.
+  const WorkloadSpec whole = load_workload("deepseek-v3-prefill", {"serving.chunk=8192"});
+  CHECK(whole.serving->step_tokens() == 1790);
+  CHECK(whole.serving->prefill_steps() == 1);
+  CHECK(whole.serving->served_tokens() == 4096);
+}
+
+TEST_CASE("a sliding window caps a prefill's keys over the prefix and the prompt: the exact mean", "[serving]") {
+  // Positions [1000, 2000) of a 2000-token prompt, half of it a cache hit, under a 1024-token window:
+  // positions up to 1022 see p + 1 keys, the rest 1024.
+  WorkloadSpec w = serving_workload("phase = \"prefill\"\nbatch = 2\nprompt_length = 2000\nprefix_hit = 0.5\nchunk = 256\n");
+  w.model.attention.sliding_window = 1024;
+  w.model.attention.window_on_even_layers = false;
+  REQUIRE(w.model.attention.windowed(1));
+  double keys = 0;
+  for (int p = 1000; p < 2000; ++p) keys += std::min(p + 1, 1024);
+  CHECK(attention_context(w, 1) == Approx(keys / 1000));
+}
+
 TEST_CASE("decode attention reads each sequence's latent cache once for all heads (MLA absorbed)", "[serving]") {
   const WorkloadSpec w = load_workload("deepseek-v3-decode");
   const ComputeCost c = attention_cost(w, 10);
@@ -179,6 +213,10 @@ TEST_CASE("bad serving input names its key", "[serving][errors]") {
   CHECK(serving_error("phase = \"decode\"\nbatch = 8\nkv_length = 10\n", "sequence_length = 4096\n") ==
         "test.toml:23:19: error: parallel.sequence_length: a serving step takes its batch from [serving] (batch, "
         "prompt_length or kv_length, micro_batches); remove it");
+  CHECK(serving_error("phase = \"decode\"\nbatch = 8\nkv_length = 10\nchunk = 64\n") ==
+        "test.toml:27:9: error: serving.chunk: only read when serving.phase = \"prefill\"");
+  CHECK(serving_error("phase = \"prefill\"\nbatch = 8\nprompt_length = 100\nchunk = 0\n") ==
+        "test.toml:27:9: error: serving.chunk: expected an integer in [1, 1073741824], got 0");
   CHECK(serving_error("phase = \"decode\"\nbatch = 8\nkv_length = 10\n", "pp = 2\n") ==
         "test.toml:23:6: error: parallel.pp: a serving step runs without pipeline stages (pp = 1): attention DP/TP "
         "and expert EP");
