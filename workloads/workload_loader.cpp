@@ -276,8 +276,11 @@ ServingSpec read_serving(TableReader t, const ModelSpec& m) {
     if (s.mtp_tokens > m.mtp_modules)
       t.fail("mtp_tokens", fmt::format("drafts with the model's MTP modules: at most model.mtp_modules = {}, got {}",
                                        m.mtp_modules, s.mtp_tokens));
+    // A file's acceptance rate belongs to its drafts: --set serving.mtp_tokens=0
+    // over a preset that drafts turns both off, as a user asking it means.
+    const bool drafts_turned_off = s.mtp_tokens == 0 && t.overridden("mtp_tokens") && !t.overridden("acceptance");
     if (s.mtp_tokens > 0) s.acceptance = t.number("acceptance", 0, 1);
-    else if (t.has("acceptance")) t.fail("acceptance", "needs serving.mtp_tokens > 0");
+    else if (t.has("acceptance") && !drafts_turned_off) t.fail("acceptance", "needs serving.mtp_tokens > 0");
     if (m.context_length > 0 && s.cached_tokens() > m.context_length)
       t.fail("kv_length", fmt::format("{} cached tokens plus {} new ones exceed the model's context of {} tokens "
                                       "(model.context_length)",

@@ -75,6 +75,19 @@ TEST_CASE("a decode step's batch: micro-batches of sequences, one token each and
   CHECK(w.serving->cached_tokens() == 4989 + 2);
 }
 
+TEST_CASE("turning a preset's drafts off with --set takes its acceptance rate with them", "[serving]") {
+  const WorkloadSpec w = load_workload("deepseek-v3-decode", {"serving.mtp_tokens=0"});
+  REQUIRE(w.serving);
+  CHECK(w.serving->mtp_tokens == 0);
+  CHECK(w.serving->served_tokens() == 1.0);
+  CHECK(w.parallel.sequence_length == 1);
+  // Written side by side, or both set, the rate has no drafts to accept.
+  CHECK(serving_error("phase = \"decode\"\nbatch = 8\nkv_length = 10\nmtp_tokens = 0\nacceptance = 0.5\n") ==
+        "test.toml:28:14: error: serving.acceptance: needs serving.mtp_tokens > 0");
+  CHECK_THROWS_WITH(load_workload("deepseek-v3-decode", {"serving.mtp_tokens=0", "serving.acceptance=0.5"}),
+                    "--set serving.acceptance=0.5: error: serving.acceptance: needs serving.mtp_tokens > 0");
+}
+
 TEST_CASE("a prefill step computes the prompt tokens the prefix cache misses", "[serving]") {
   const WorkloadSpec w = load_workload("deepseek-v3-prefill");
   REQUIRE(w.serving);
