@@ -50,7 +50,7 @@ std::vector<std::int64_t> default_batches(std::int64_t step, std::int64_t larges
 
 }  // namespace
 
-ServingCurve serving_curve(const ServingCurveRequest& request) {
+ServingCurve replay_serving_curve(const ServingCurveRequest& request) {
   const workloads::WorkloadSpec w = load_job_workload(request.base);
   if (!w.serving)
     throw option_error("--workload", "not a serving workload: it has no [serving] table (docs/serving.md)");
@@ -75,8 +75,12 @@ ServingCurve serving_curve(const ServingCurveRequest& request) {
                                                   "batch that fits is {}",
                                                   b, curve.hbm_bytes / 1e9, curve.largest_batch));
   }
-  if (batches.empty() || (curve.largest_batch == 0 && platform.cluster))
-    throw option_error("--workload", "not even one sequence per micro-batch fits a rank's HBM");
+  if (batches.empty() || (curve.largest_batch == 0 && platform.cluster)) {
+    curve.refusal = option_error("--workload", fmt::format("not even one sequence per micro-batch fits a rank's "
+                                                           "{:.1f} GB of HBM beside its weights",
+                                                           curve.hbm_bytes / 1e9));
+    return curve;
+  }
 
   std::map<std::int64_t, ServingPoint> done;
   std::size_t next = 0;
@@ -112,12 +116,13 @@ ServingCurve serving_curve(const ServingCurveRequest& request) {
     }
     if (!ok) {
       const ServingPoint& first = done.begin()->second;
-      throw option_error(latency_option(curve.phase),
-                         fmt::format("no batch meets {:.3f} ms: the smallest, {} sequences per rank, takes {:.3f} ms "
-                                     "({}); use more ranks, a faster platform or a longer limit",
-                                     limit * 1e3, first.batch, first.latency_s * 1e3, curve.latency_name));
+      curve.refusal = option_error(
+          latency_option(curve.phase),
+          fmt::format("no batch meets {:.3f} ms: the smallest, {} sequences per rank, takes {:.3f} ms ({}); use more "
+                      "ranks, a faster platform or a longer limit",
+                      limit * 1e3, first.batch, first.latency_s * 1e3, curve.latency_name));
     }
-    while (over && *over - *ok > step) {
+    while (ok && over && *over - *ok > step) {
       const std::int64_t mid = (*ok + *over) / 2 / step * step;
       if (mid <= *ok) break;
       run_all({mid});
@@ -134,6 +139,26 @@ ServingCurve serving_curve(const ServingCurveRequest& request) {
   return curve;
 }
 
+ServingCurve serving_curve(const ServingCurveRequest& request) {
+  ServingCurve curve = replay_serving_curve(request);
+  if (curve.refusal) throw *curve.refusal;
+  return curve;
+}
+
+std::string format_serving_points(const ServingCurve& c) {
+  const bool decode = c.phase == "decode";
+  std::string out = fmt::format("  {:>10} {:>12} {:>12} {:>14} {:>15} {:>8} {:>10}\n", "batch/rank", "step ms",
+                                c.latency_name + " ms", decode ? "out tok/s/NPU" : "in tok/s/NPU",
+                                decode ? "out tok/s/node" : "in tok/s/node", "MFU", "memory GB");
+  for (std::size_t i = 0; i < c.points.size(); ++i) {
+    const ServingPoint& p = c.points[i];
+    out += fmt::format("  {:>10} {:>12.3f} {:>12.3f} {:>14.1f} {:>15.1f} {:>7.2f}% {:>10.2f}{}\n", p.batch,
+                       p.step_s * 1e3, p.latency_s * 1e3, p.tokens_per_s_per_npu, p.tokens_per_s_per_node,
+                       p.mfu * 100, p.memory_bytes / 1e9, c.best && *c.best == i ? "  <- best" : "");
+  }
+  return out;
+}
+
 std::string format_serving_curve(const ServingCurve& c, const RunRequest& base) {
   std::string out = fmt::format("epsim serve: {} on {}, {} step at each batch (docs/serving.md)\n", base.workload,
                                 base.platform, c.phase);
@@ -141,16 +166,7 @@ std::string format_serving_curve(const ServingCurve& c, const RunRequest& base) 
   if (c.largest_batch > 0)
     out += fmt::format("  the largest batch that fits a rank's {:.1f} GB of HBM: {} sequences\n", c.hbm_bytes / 1e9,
                        c.largest_batch);
-  const bool decode = c.phase == "decode";
-  out += fmt::format("  {:>10} {:>12} {:>12} {:>14} {:>15} {:>8} {:>10}\n", "batch/rank", "step ms",
-                     c.latency_name + " ms", decode ? "out tok/s/NPU" : "in tok/s/NPU",
-                     decode ? "out tok/s/node" : "in tok/s/node", "MFU", "memory GB");
-  for (std::size_t i = 0; i < c.points.size(); ++i) {
-    const ServingPoint& p = c.points[i];
-    out += fmt::format("  {:>10} {:>12.3f} {:>12.3f} {:>14.1f} {:>15.1f} {:>7.2f}% {:>10.2f}{}\n", p.batch,
-                       p.step_s * 1e3, p.latency_s * 1e3, p.tokens_per_s_per_npu, p.tokens_per_s_per_node,
-                       p.mfu * 100, p.memory_bytes / 1e9, c.best && *c.best == i ? "  <- best" : "");
-  }
+  out += format_serving_points(c);
   if (c.limit_s && c.best) {
     const ServingPoint& b = c.points[*c.best];
     out += fmt::format("best within {} <= {:.3f} ms: {} sequences per rank, {:.1f} tokens/s per NPU, {:.1f} per node "
@@ -161,11 +177,8 @@ std::string format_serving_curve(const ServingCurve& c, const RunRequest& base) 
   return out;
 }
 
-std::string format_serving_curve_json(const ServingCurve& c, const RunRequest& base) {
+nlohmann::ordered_json serving_curve_json(const ServingCurve& c) {
   nlohmann::ordered_json j;
-  j["platform"] = base.platform;
-  j["workload"] = base.workload;
-  j["overrides"] = base.overrides;
   j["phase"] = c.phase;
   j["latency"] = c.latency_name;
   j["largest_batch"] = c.largest_batch;
@@ -181,6 +194,15 @@ std::string format_serving_curve_json(const ServingCurve& c, const RunRequest& b
                            {"memory_bytes", p.memory_bytes}});
   if (c.limit_s) j["limit_s"] = *c.limit_s;
   if (c.best) j["best_batch"] = c.points[*c.best].batch;
+  return j;
+}
+
+std::string format_serving_curve_json(const ServingCurve& c, const RunRequest& base) {
+  nlohmann::ordered_json j;
+  j["platform"] = base.platform;
+  j["workload"] = base.workload;
+  j["overrides"] = base.overrides;
+  j.update(serving_curve_json(c));
   return j.dump(2) + "\n";
 }
 

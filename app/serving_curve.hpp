@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "app/run_job.hpp"
+#include "core/error.hpp"
 
 namespace epsim::app {
 
@@ -38,16 +41,26 @@ struct ServingCurve {
   std::vector<ServingPoint> points;    // by batch
   std::optional<double> limit_s;
   std::optional<std::size_t> best;     // index into points: the most tokens/s per NPU within the limit
+  std::optional<InputError> refusal;   // why no batch is chosen: none fits a rank's HBM, or none meets the limit
 };
 
 // Replays the steps and, with a limit, bisects between the largest batch
 // that meets it and the next that does not. Throws InputError for a
-// workload without [serving], a batch that is not a multiple of its
-// micro-batches or does not fit, and a limit no batch meets (at --tpot or
-// --ttft, the option the limit came from).
+// workload without [serving] and a batch that is not a multiple of its
+// micro-batches or does not fit; a layout where not one sequence fits, or a
+// limit no batch meets, is the curve's `refusal` (the points replayed kept).
+ServingCurve replay_serving_curve(const ServingCurveRequest& request);
+
+// The same, with the refusal thrown: "--workload: not even one sequence
+// ...", or at --tpot or --ttft, the option the limit came from.
 ServingCurve serving_curve(const ServingCurveRequest& request);
 
 std::string format_serving_curve(const ServingCurve& curve, const RunRequest& base);
+// The curve's table (a header and a row per batch, the best marked), as
+// format_serving_curve and a layout search print it.
+std::string format_serving_points(const ServingCurve& curve);
+// The curve's JSON without the request (phase, latency, points, limit, best).
+nlohmann::ordered_json serving_curve_json(const ServingCurve& curve);
 std::string format_serving_curve_json(const ServingCurve& curve, const RunRequest& base);
 
 }  // namespace epsim::app

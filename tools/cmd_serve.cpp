@@ -1,13 +1,16 @@
 // `epsim serve --platform P --workload W [--set k=v]... [--batches 8,16,...]
-//   [--tpot 50ms | --ttft 2s] [-j N] [--json]`: a serving workload's step at
-// several batches per rank, throughput against TPOT (decode) or TTFT
-// (prefill), and the batch with the most tokens/s per NPU within the limit
-// (docs/serving.md; tools/plot_serving.py plots the JSON).
+//   [--ep-list 72,144,...] [--tpot 50ms | --ttft 2s] [-j N] [--json]`: a
+// serving workload's step at several batches per rank, throughput against
+// TPOT (decode) or TTFT (prefill), and the batch with the most tokens/s per
+// NPU within the limit; with --ep-list, the same per EP layout and the
+// layout that serves most (docs/serving.md; tools/plot_serving.py plots the
+// JSON).
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 
 #include "app/serving_curve.hpp"
+#include "app/serving_layouts.hpp"
 #include "core/units.hpp"
 #include "tools/command.hpp"
 #include "tools/option_checks.hpp"
@@ -20,6 +23,7 @@ namespace {
 struct ServeState {
   RunOptions options;
   std::vector<std::string> batches;
+  std::vector<std::string> eps;
   std::string tpot;
   std::string ttft;
   int jobs = 1;
@@ -48,11 +52,20 @@ int serve(const ServeState& s) {
   if (!s.tpot.empty()) request.latency_limit_s = parse_quantity(s.tpot, Quantity::kTime);
   if (!s.ttft.empty()) request.latency_limit_s = parse_quantity(s.ttft, Quantity::kTime);
   request.jobs = s.jobs;
+  if (!s.eps.empty()) app::refuse_sets_a_layout_search_makes(request.base);
   const workloads::WorkloadSpec w = app::load_job_workload(request.base);
   if (!s.tpot.empty() && w.serving && !w.decoding())
     throw option_error("--tpot", "a prefill step has no TPOT; limit its TTFT with --ttft");
   if (!s.ttft.empty() && w.decoding())
     throw option_error("--ttft", "a decode step's latency is its TPOT; limit it with --tpot");
+  if (!s.eps.empty()) {
+    std::vector<int> eps;
+    for (const std::string& e : list_items(s.eps)) eps.push_back(std::stoi(e));
+    const app::ServingLayoutSearch search = app::serving_layout_search(request, eps);
+    std::cout << (s.json ? app::format_serving_layouts_json(search, request.base)
+                         : app::format_serving_layouts(search, request.base));
+    return 0;
+  }
   const app::ServingCurve curve = app::serving_curve(request);
   std::cout << (s.json ? app::format_serving_curve_json(curve, request.base)
                        : app::format_serving_curve(curve, request.base));
@@ -70,6 +83,12 @@ Command add_serve_command(CLI::App& epsim) {
                   "sequences per rank to replay, a comma-separated list (default: micro_batches x 2^i up to the "
                   "largest that fits)")
       ->check(list_of(integer_in(1, 1 << 24)));
+  cmd->add_option("--ep-list", state->eps,
+                  "expert-parallel sizes to compare, a comma-separated list: each a unit of that many ranks, "
+                  "attention data-parallel over them (dp = ep / tp), the workload's redundant experts where they "
+                  "fill whole slots, else the fewest that do; the layout and batch that serve most within the limit")
+      ->check(list_of(integer_in(1, 1 << 16)))
+      ->excludes("--ep");
   auto* tpot = cmd->add_option("--tpot", state->tpot, "decode: the longest time per output token (\"50ms\")")
                    ->check(latency());
   cmd->add_option("--ttft", state->ttft, "prefill: the longest time to the first token (\"2s\")")

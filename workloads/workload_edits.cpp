@@ -83,6 +83,7 @@ AppliedEdits apply_edits(toml::table& root, const WorkloadEdits& e) {
   a.boolean("memory", "allow_oversubscribed", e.allow_oversubscribed);
   a.name("routing", "kind", e.routing_kind);
   a.number("routing", "seed", e.seed);
+  a.number("routing", "redundant_experts", e.redundant_experts);
   return a.take();
 }
 

@@ -1,5 +1,6 @@
 // Typed edits of a workload, made on a user's behalf before it is checked: a
-// plan's layouts, run's --ep and --seed, the collective's one EP group.
+// plan's layouts, run's --ep and --seed, the collective's one EP group,
+// serve's layouts.
 // app/ fills a WorkloadEdits; the loader (workload_loader.hpp) sets each
 // edit in the document after the user's --set and checks it with the same
 // reader as the file's own keys: one checker for files, --set and edits.
@@ -48,6 +49,7 @@ struct WorkloadEdits {
   // [routing]
   std::optional<Edit<RoutingKind>> routing_kind;
   std::optional<Edit<std::int64_t>> seed;
+  std::optional<Edit<int>> redundant_experts;
 };
 
 // Where the edits went in a document: each value's source for the reader

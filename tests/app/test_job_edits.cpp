@@ -4,12 +4,14 @@
 // these simulates (every error comes before SimGrid starts).
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "app/collective_job.hpp"
 #include "app/plan_candidates.hpp"
 #include "app/run_job.hpp"
+#include "app/serving_layouts.hpp"
 #include "workloads/workload_loader.hpp"
 
 using namespace epsim;
@@ -125,5 +127,45 @@ TEST_CASE("a plan's layout is the workload its edits make", "[app][edits][plan]"
     FAIL("expected a refusal");
   } catch (const InputError& e) {
     CHECK(e.key() == "parallel.global_batch");
+  }
+}
+
+TEST_CASE("a serving layout keeps the workload's redundant experts where they fill whole slots", "[app][serve]") {
+  struct Row {
+    int experts, redundant, ep, expected;
+  };
+  // DeepSeek-V3's 256 experts with the decode preset's 32 replicas: EP72 (SGLang) and EP144 (Day 6) keep
+  // them, EP128 and EP256 need none, EP320 (CloudMatrix-Infer's dies) fills one slot per die with 64.
+  for (const Row& row : {Row{256, 32, 144, 32}, Row{256, 32, 72, 32}, Row{256, 32, 32, 32}, Row{256, 32, 128, 0},
+                         Row{256, 32, 256, 0}, Row{256, 32, 320, 64}, Row{256, 0, 72, 32}, Row{16, 0, 16, 0},
+                         Row{16, 0, 24, 8}}) {
+    INFO(row.experts << " experts, " << row.redundant << " redundant, EP" << row.ep);
+    const int r = app::redundant_experts_for(row.experts, row.redundant, row.ep);
+    CHECK(r == row.expected);
+    CHECK((row.experts + r) % row.ep == 0);
+  }
+}
+
+TEST_CASE("a serving layout search refuses what it sets and layouts that cannot run, before replaying any",
+          "[app][serve]") {
+  struct Row {
+    std::vector<std::string> sets;
+    std::vector<int> eps;
+    const char* error;
+  };
+  for (const Row& row :
+       {Row{{"parallel.ep=144"}, {144}, "error: --ep-list: sets parallel.ep for each layout itself; drop --set parallel.ep=144"},
+        Row{{"workload.routing.redundant_experts=0"}, {128},
+            "error: --ep-list: sets routing.redundant_experts for each layout itself; drop --set "
+            "workload.routing.redundant_experts=0"},
+        Row{{}, {144, 100}, "error: --ep-list: EP100: parallel.ranks_per_node: must divide parallel.ep (100), got 8"},
+        Row{{}, {72, 160}, "error: --ep-list: EP160: node.count: 160 ranks at 8 per node need 20 nodes; the platform "
+                           "has 18"}}) {
+    app::ServingCurveRequest r;
+    r.base.platform = "h800";
+    r.base.workload = "deepseek-v3-decode";
+    r.base.overrides = {"platform.node.count=18"};
+    for (const std::string& s : row.sets) r.base.overrides.push_back(s);
+    CHECK(verdict([&] { app::serving_layout_search(r, row.eps); }) == row.error);
   }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Tests of tools/plot_sweep.py and tools/plot_timeline.py.
+"""Tests of tools/plot_sweep.py, tools/plot_timeline.py and tools/plot_serving.py.
 
-    EPSIM=build/tools/epsim EPSIM_ROOT=. test_plots.py [SweepAxis|SweepPlots|TimelinePlot]
+    EPSIM=build/tools/epsim EPSIM_ROOT=. test_plots.py [SweepAxis|SweepPlots|ServingCurve|ServingLayouts|TimelinePlot]
 
 SweepAxis: the choice of the x axis on tables of small synthetic records.
 SweepFeasibility: points that do not fit in HBM, refused or simulated anyway,
@@ -12,6 +12,9 @@ one second): the axis chosen, the stacked parts equal to the step time, the
 files written, a bad --x. ServingCurve: `epsim serve --json` of a tiny
 decode step: latency and throughput grow with the batch, the best batch
 meets --tpot and the next replayed one does not, the plot is written.
+ServingLayouts: `epsim serve --ep-list 8,16`: a curve per layout, each the
+plain curve of that layout, the best layout the one serving most within
+--tpot, one line when none meets it, every layout plotted.
 TimelinePlot: a tiny-moe trace with skewed (Zipf)
 routing: the ranks chosen differ and are the slowest, median and fastest,
 --ranks, a rank not in the trace.
@@ -250,6 +253,70 @@ class ServingCurve(unittest.TestCase):
                        check=True)
         self.assertGreater(os.path.getsize(out), 1000)
         self.assertTrue(os.path.exists(os.path.join(self.tmp.name, "serve.svg")))
+
+
+class ServingLayouts(unittest.TestCase):
+    """`epsim serve --ep-list` on two A2 nodes: EP8 on one node and EP16 on both."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.workload = os.path.join(ROOT, "tests", "tools", "serve", "tiny_decode.toml")
+        cls.base = [EPSIM, "serve", "--platform", "a2", "--set", "node.count=2", "--workload", cls.workload,
+                    "--batches", "2,8,32,128", "--json"]
+        free = json.loads(subprocess.run(cls.base + ["--ep-list", "8,16"], check=True, capture_output=True,
+                                         text=True).stdout)
+        # A limit between the 8- and the 32-sequence steps of both layouts: each bisects.
+        lat = [{p["batch"]: p["latency_s"] for p in lay["points"]} for lay in free["layouts"]]
+        cls.limit_ms = (max(x[8] for x in lat) + min(x[32] for x in lat)) / 2 * 1e3
+        cls.path = os.path.join(cls.tmp.name, "layouts.json")
+        out = subprocess.run(cls.base + ["--ep-list", "8,16", "--tpot", f"{cls.limit_ms:.6f}ms"], check=True,
+                             capture_output=True, text=True).stdout
+        with open(cls.path, "w", encoding="utf-8") as f:
+            f.write(out)
+        cls.doc = json.loads(out)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_layouts_in_the_order_asked_each_a_unit_of_ep_ranks(self):
+        self.assertEqual([(x["ep"], x["dp"], x["tp"], x["nodes"], x["redundant_experts"]) for x in self.doc["layouts"]],
+                         [(8, 8, 1, 1, 0), (16, 16, 1, 2, 0)])
+
+    def test_a_layouts_curve_is_serve_of_that_layout(self):
+        # One way to do each thing: the search's EP16 curve is the plain curve with the layout --set.
+        plain = json.loads(subprocess.run(self.base + ["--set", "parallel.ep=16", "--set", "parallel.dp=16",
+                                                       "--tpot", f"{self.limit_ms:.6f}ms"],
+                                          check=True, capture_output=True, text=True).stdout)
+        lay = self.doc["layouts"][1]
+        self.assertEqual(lay["points"], plain["points"])
+        self.assertEqual(lay["best_batch"], plain["best_batch"])
+
+    def test_the_best_layout_serves_most_within_the_limit(self):
+        bests = {}
+        for lay in self.doc["layouts"]:
+            p = next(p for p in lay["points"] if p["batch"] == lay["best_batch"])
+            self.assertLessEqual(p["latency_s"] * 1e3, self.limit_ms)
+            bests[lay["ep"]] = p["tokens_per_s_per_npu"]
+        self.assertEqual(self.doc["best_ep"], max(bests, key=bests.get))
+
+    def test_no_layout_meets_a_limit_is_one_line_naming_the_fastest(self):
+        run = subprocess.run(self.base[:-1] + ["--ep-list", "8,16", "--tpot", "1us"], capture_output=True, text=True)
+        self.assertEqual(run.returncode, 2)
+        self.assertRegex(run.stderr, r"^epsim: error: --tpot: no layout meets 0\.001 ms: the fastest, EP(8|16) at 2 "
+                                     r"sequences per rank, takes [0-9.]+ ms \(TPOT\); use more ranks, a faster "
+                                     r"platform or a longer limit\n$")
+
+    def test_script_plots_every_layout(self):
+        out = os.path.join(self.tmp.name, "layouts.png")
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "plot_serving.py"), self.path, "--out", out],
+                       check=True)
+        self.assertGreater(os.path.getsize(out), 1000)
+        import plot_serving as ps
+        curves = ps.curves_of(self.doc)
+        self.assertEqual(len(curves), 2)
+        self.assertEqual([thick for _, _, thick in curves], [x["ep"] == self.doc["best_ep"] for x in self.doc["layouts"]])
 
 
 class TimelinePlot(unittest.TestCase):
