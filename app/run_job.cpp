@@ -145,11 +145,22 @@ sim::Scenario describe(const RunRequest& r, const workloads::WorkloadSpec& w) {
     s.serving_weight_bytes = ledger.weight_bytes;
     s.serving_cache_bytes = ledger.cache_bytes;
     s.serving_flops = ledger.flops;
+    s.serving_handoff_bytes = ledger.handoff_bytes;
   }
   s.active_params = flops.active_params;
   s.mfu_dtype = w.precision.gemm;
   s.routing = workloads::routing_placement(w);
   return s;
+}
+
+// What a prefill rank's KV cache leaves its unit over for the decode pool:
+// its supernode port (the pools share the supernode), else its NIC (a
+// node's one NIC split over its ranks).
+double handoff_Bps_per_rank(const topology::ClusterSpec& c, int ranks_per_node) {
+  if (c.supernode) return c.supernode->effective_port_bandwidth_Bps();
+  if (!c.scaleout) return 0;
+  const double nic = c.scaleout->effective_nic_bandwidth_Bps();
+  return c.scaleout->nic_per_npu ? nic : nic / ranks_per_node;
 }
 
 }  // namespace
@@ -183,7 +194,11 @@ RunOutcome run_job(const RunRequest& r, const RunProgress& progress) {
   options.compute_fallback = w.precision.gemm_fallback;
   options.decode = w.decoding();
   // The platform's own name and NPU model are filled in by simulate_on().
-  const sim::Scenario scenario = describe(r, w);
+  sim::Scenario scenario = describe(r, w);
+  if (job.platform.cluster && w.serving && w.serving->prefill()) {
+    scenario.serving_handoff_Bps = handoff_Bps_per_rank(*job.platform.cluster, w.parallel.ranks_per_node);
+    scenario.serving_handoff_over = job.platform.cluster->supernode ? "supernode port" : "NIC";
+  }
   const sim::MemoryRequest memory =
       memory_request(w, job.platform.cluster ? job.platform.cluster->npu.hbm_capacity_bytes : 0);
   const StepPlan& plan = job.plan;

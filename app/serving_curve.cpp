@@ -2,6 +2,7 @@
 #include "app/serving_curve.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -36,6 +37,14 @@ ServingPoint point_of(std::int64_t batch, const std::string& report_json) {
   p.tokens_per_s_per_node = s["tokens_per_s_per_node"].get<double>();
   p.mfu = j["throughput"]["mfu"].get<double>();
   if (j.contains("memory")) p.memory_bytes = j["memory"]["peak_bytes_per_rank"].get<double>();
+  p.nodes = j["scenario"]["nodes"].get<int>();
+  p.ranks_per_node = j["scenario"]["ranks_per_node"].get<int>();
+  if (s.contains("kv_handoff")) {
+    const nlohmann::json& h = s["kv_handoff"];
+    p.handoff_bytes_per_token =
+        h["bytes_per_rank"].get<double>() / (static_cast<double>(batch) * s["keys_per_token"].get<double>());
+    if (h.contains("Bps_per_rank")) p.handoff_Bps_per_rank = h["Bps_per_rank"].get<double>();
+  }
   return p;
 }
 
@@ -49,6 +58,18 @@ std::vector<std::int64_t> default_batches(std::int64_t step, std::int64_t larges
 }
 
 }  // namespace
+
+PoolSize size_pool(const ServingPoint& p, double traffic) {
+  PoolSize pool;
+  pool.traffic_tokens_per_s = traffic;
+  pool.nodes_needed = traffic / p.tokens_per_s_per_node;
+  pool.unit_nodes = p.nodes;
+  pool.units = static_cast<std::int64_t>(std::ceil(pool.nodes_needed / p.nodes - 1e-9));
+  pool.handoff_Bps = traffic * p.handoff_bytes_per_token;
+  pool.handoff_Bps_per_node = pool.handoff_Bps / static_cast<double>(pool.nodes());
+  pool.fabric_Bps_per_node = p.handoff_Bps_per_rank * p.ranks_per_node;
+  return pool;
+}
 
 ServingCurve replay_serving_curve(const ServingCurveRequest& request) {
   const workloads::WorkloadSpec w = load_job_workload(request.base);
@@ -136,6 +157,8 @@ ServingCurve replay_serving_curve(const ServingCurveRequest& request) {
       if (curve.points[i].latency_s <= *curve.limit_s &&
           (!curve.best || curve.points[i].tokens_per_s_per_npu > curve.points[*curve.best].tokens_per_s_per_npu))
         curve.best = i;
+  if (request.traffic_tokens_per_s && curve.best)
+    curve.pool = size_pool(curve.points[*curve.best], *request.traffic_tokens_per_s);
   return curve;
 }
 
@@ -143,6 +166,27 @@ ServingCurve serving_curve(const ServingCurveRequest& request) {
   ServingCurve curve = replay_serving_curve(request);
   if (curve.refusal) throw *curve.refusal;
   return curve;
+}
+
+std::string format_pool(const PoolSize& p, const std::string& phase, int ranks_per_node) {
+  const bool decode = phase == "decode";
+  std::string out = fmt::format(
+      "pool for {:.1f} {}: {:.2f} nodes at that batch's rate per node, in whole units of {} node{}: {} "
+      "unit{} = {} nodes, {} NPUs ({:.1f} % loaded)\n",
+      p.traffic_tokens_per_s, decode ? "output tokens/s" : "input tokens/s (hits included)", p.nodes_needed, p.unit_nodes,
+      p.unit_nodes == 1 ? "" : "s", p.units, p.units == 1 ? "" : "s", p.nodes(), p.nodes() * ranks_per_node,
+      100 * p.load());
+  if (!decode && p.handoff_Bps > 0) {
+    out += fmt::format("  KV handoff to the decode pool: {:.2f} GB/s in all (traffic x the KV bytes per input token), "
+                       "{:.2f} GB/s per prefill node",
+                       p.handoff_Bps / 1e9, p.handoff_Bps_per_node / 1e9);
+    out += p.fabric_Bps_per_node > 0
+               ? fmt::format(", {:.1f} % of its {:.1f} GB/s out (its ranks' NICs or ports; the step's own dispatch and "
+                             "combine share them)\n",
+                             100 * p.handoff_Bps_per_node / p.fabric_Bps_per_node, p.fabric_Bps_per_node / 1e9)
+               : "\n";
+  }
+  return out;
 }
 
 std::string format_serving_points(const ServingCurve& c) {
@@ -174,6 +218,7 @@ std::string format_serving_curve(const ServingCurve& c, const RunRequest& base) 
                        c.latency_name, *c.limit_s * 1e3, b.batch, b.tokens_per_s_per_npu, b.tokens_per_s_per_node,
                        c.latency_name, b.latency_s * 1e3);
   }
+  if (c.pool) out += format_pool(*c.pool, c.phase, c.points[*c.best].ranks_per_node);
   return out;
 }
 
@@ -191,9 +236,24 @@ nlohmann::ordered_json serving_curve_json(const ServingCurve& c) {
                            {"tokens_per_s_per_npu", p.tokens_per_s_per_npu},
                            {"tokens_per_s_per_node", p.tokens_per_s_per_node},
                            {"mfu", p.mfu},
-                           {"memory_bytes", p.memory_bytes}});
+                           {"memory_bytes", p.memory_bytes},
+                           {"nodes", p.nodes}});
   if (c.limit_s) j["limit_s"] = *c.limit_s;
   if (c.best) j["best_batch"] = c.points[*c.best].batch;
+  if (c.pool) {
+    const PoolSize& p = *c.pool;
+    j["pool"] = {{"traffic_tokens_per_s", p.traffic_tokens_per_s},
+                 {"nodes_needed", p.nodes_needed},
+                 {"unit_nodes", p.unit_nodes},
+                 {"units", p.units},
+                 {"nodes", p.nodes()},
+                 {"load", p.load()}};
+    if (p.handoff_Bps > 0) {
+      j["pool"]["kv_handoff_Bps"] = p.handoff_Bps;
+      j["pool"]["kv_handoff_Bps_per_node"] = p.handoff_Bps_per_node;
+      if (p.fabric_Bps_per_node > 0) j["pool"]["fabric_Bps_per_node"] = p.fabric_Bps_per_node;
+    }
+  }
   return j;
 }
 

@@ -20,6 +20,9 @@ struct ServingCurveRequest {
   RunRequest base;                    // a workload with a [serving] table
   std::vector<std::int64_t> batches;  // sequences per rank; empty: micro_batches x 2^i up to the largest that fits
   std::optional<double> latency_limit_s;  // TPOT (decode) or TTFT (prefill) the chosen batch must meet
+  // The pool's traffic, tokens/s: output (decode) or input, hits included
+  // (prefill); the pool sized for it at the chosen batch (needs the limit).
+  std::optional<double> traffic_tokens_per_s;
   int jobs = 1;                           // child processes at once
 };
 
@@ -31,6 +34,29 @@ struct ServingPoint {
   double tokens_per_s_per_node = 0;
   double memory_bytes = 0;      // per rank
   double mfu = 0;
+  int nodes = 0;                // the nodes a unit of this layout occupies
+  int ranks_per_node = 0;
+  // Prefill: the KV cache handed to the decode pool per input token
+  // (layers x KV bytes per token / tp) and a rank's share of the fabric it
+  // leaves over (0: none known).
+  double handoff_bytes_per_token = 0;
+  double handoff_Bps_per_rank = 0;
+};
+
+// A pool sized for a traffic at the chosen batch: whole units of the
+// layout, the tokens/s per node at that batch.
+struct PoolSize {
+  double traffic_tokens_per_s = 0;
+  double nodes_needed = 0;     // traffic / tokens/s per node
+  int unit_nodes = 0;
+  std::int64_t units = 0;      // ceil(nodes_needed / unit_nodes)
+  std::int64_t nodes() const { return units * unit_nodes; }
+  double load() const { return nodes_needed / static_cast<double>(nodes()); }
+  // Prefill: the KV the pool hands to the decode pool, bytes/s in all and
+  // per node, against a node's fabric out (its ranks' shares; 0: unknown).
+  double handoff_Bps = 0;
+  double handoff_Bps_per_node = 0;
+  double fabric_Bps_per_node = 0;
 };
 
 struct ServingCurve {
@@ -42,7 +68,11 @@ struct ServingCurve {
   std::optional<double> limit_s;
   std::optional<std::size_t> best;     // index into points: the most tokens/s per NPU within the limit
   std::optional<InputError> refusal;   // why no batch is chosen: none fits a rank's HBM, or none meets the limit
+  std::optional<PoolSize> pool;        // with a traffic and a chosen batch
 };
+
+// The pool for `traffic_tokens_per_s` at point `p`.
+PoolSize size_pool(const ServingPoint& p, double traffic_tokens_per_s);
 
 // Replays the steps and, with a limit, bisects between the largest batch
 // that meets it and the next that does not. Throws InputError for a
@@ -59,6 +89,8 @@ std::string format_serving_curve(const ServingCurve& curve, const RunRequest& ba
 // The curve's table (a header and a row per batch, the best marked), as
 // format_serving_curve and a layout search print it.
 std::string format_serving_points(const ServingCurve& curve);
+// "pool for ... tokens/s: ... nodes ..." and, for prefill, its KV handoff.
+std::string format_pool(const PoolSize& pool, const std::string& phase, int ranks_per_node);
 // The curve's JSON without the request (phase, latency, points, limit, best).
 nlohmann::ordered_json serving_curve_json(const ServingCurve& curve);
 std::string format_serving_curve_json(const ServingCurve& curve, const RunRequest& base);

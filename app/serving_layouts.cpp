@@ -61,6 +61,7 @@ ServingLayoutSearch serving_layout_search(const ServingCurveRequest& request, co
   search.phase = to_string(w.serving->phase);
   search.latency_name = w.decoding() ? "TPOT" : "TTFT";
   search.limit_s = request.latency_limit_s;
+  search.traffic = request.traffic_tokens_per_s;
   const sim::PlatformShape platform = sim::check_platform(
       sim::PlatformRequest{request.base.platform, split_set_options(request.base.overrides).platform,
                            request.base.stack});
@@ -89,8 +90,13 @@ ServingLayoutSearch serving_layout_search(const ServingCurveRequest& request, co
     r.base = layout_request(request.base, l);
     l.curve = replay_serving_curve(r);
     if (!l.curve.best) continue;
-    const auto npu = [](const ServingLayout& x) { return x.curve.points[*x.curve.best].tokens_per_s_per_npu; };
-    if (!search.best || npu(l) > npu(search.layouts[*search.best]))
+    // With a traffic, the fewest whole nodes; then the most tokens/s per NPU.
+    const auto better = [](const ServingLayout& x, const ServingLayout& y) {
+      if (x.curve.pool && y.curve.pool && x.curve.pool->nodes() != y.curve.pool->nodes())
+        return x.curve.pool->nodes() < y.curve.pool->nodes();
+      return x.curve.points[*x.curve.best].tokens_per_s_per_npu > y.curve.points[*y.curve.best].tokens_per_s_per_npu;
+    };
+    if (!search.best || better(l, search.layouts[*search.best]))
       search.best = static_cast<std::size_t>(&l - search.layouts.data());
   }
   const ServingLayout* fastest = nullptr;  // the layout whose smallest batch has the shortest latency
@@ -136,9 +142,9 @@ std::string format_serving_layouts(const ServingLayoutSearch& s, const RunReques
   if (!s.limit_s) return out;
   const bool decode = s.phase == "decode";
   out += fmt::format("within {} <= {:.3f} ms, the best batch of each layout:\n", s.latency_name, *s.limit_s * 1e3);
-  out += fmt::format("  {:>6} {:>6} {:>10} {:>10} {:>12} {:>14} {:>15}\n", "EP", "nodes", "redundant", "batch/rank",
+  out += fmt::format("  {:>6} {:>6} {:>10} {:>10} {:>12} {:>14} {:>15}{}\n", "EP", "nodes", "redundant", "batch/rank",
                      s.latency_name + " ms", decode ? "out tok/s/NPU" : "in tok/s/NPU",
-                     decode ? "out tok/s/node" : "in tok/s/node");
+                     decode ? "out tok/s/node" : "in tok/s/node", s.traffic ? "  pool: units x nodes" : "");
   for (std::size_t i = 0; i < s.layouts.size(); ++i) {
     const ServingLayout& l = s.layouts[i];
     const std::string head =
@@ -148,16 +154,20 @@ std::string format_serving_layouts(const ServingLayoutSearch& s, const RunReques
       continue;
     }
     const ServingPoint& p = l.curve.points[*l.curve.best];
-    out += head + fmt::format(" {:>10} {:>12.3f} {:>14.1f} {:>15.1f}{}\n", p.batch, p.latency_s * 1e3,
-                              p.tokens_per_s_per_npu, p.tokens_per_s_per_node,
-                              s.best && *s.best == i ? "  <- best" : "");
+    out += head + fmt::format(" {:>10} {:>12.3f} {:>14.1f} {:>15.1f}", p.batch, p.latency_s * 1e3,
+                              p.tokens_per_s_per_npu, p.tokens_per_s_per_node);
+    if (l.curve.pool)
+      out += fmt::format(" {:>6} x {:<3} = {:>5} nodes", l.curve.pool->units, l.curve.pool->unit_nodes,
+                         l.curve.pool->nodes());
+    out += s.best && *s.best == i ? "  <- best\n" : "\n";
   }
   const ServingLayout& b = s.layouts[*s.best];
   const ServingPoint& p = b.curve.points[*b.curve.best];
-  out += fmt::format("best layout within {} <= {:.3f} ms: EP{} with {} sequences per rank, {:.1f} tokens/s per NPU, "
+  out += fmt::format("best layout within {} <= {:.3f} ms{}: EP{} with {} sequences per rank, {:.1f} tokens/s per NPU, "
                      "{:.1f} per node ({} {:.3f} ms)\n",
-                     s.latency_name, *s.limit_s * 1e3, b.ep, p.batch, p.tokens_per_s_per_npu, p.tokens_per_s_per_node,
-                     s.latency_name, p.latency_s * 1e3);
+                     s.latency_name, *s.limit_s * 1e3, b.curve.pool ? ", the fewest nodes for the traffic" : "", b.ep,
+                     p.batch, p.tokens_per_s_per_npu, p.tokens_per_s_per_node, s.latency_name, p.latency_s * 1e3);
+  if (b.curve.pool) out += format_pool(*b.curve.pool, s.phase, p.ranks_per_node);
   return out;
 }
 

@@ -25,8 +25,11 @@ struct ServingLayoutSearch {
   std::string phase;         // "prefill" or "decode"
   std::string latency_name;  // "TPOT" or "TTFT"
   std::optional<double> limit_s;
+  std::optional<double> traffic;       // tokens/s each layout's pool is sized for
   std::vector<ServingLayout> layouts;  // in the order asked
-  std::optional<std::size_t> best;     // the layout whose best batch serves most tokens/s per NPU
+  // The layout whose best batch serves most tokens/s per NPU; with a
+  // traffic, the one whose pool takes the fewest whole nodes (then the most).
+  std::optional<std::size_t> best;
 };
 
 // The redundant experts a unit of `ep` ranks takes: the workload's own

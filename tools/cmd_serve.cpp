@@ -7,6 +7,7 @@
 // JSON).
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "app/serving_curve.hpp"
@@ -26,6 +27,7 @@ struct ServeState {
   std::vector<std::string> eps;
   std::string tpot;
   std::string ttft;
+  std::optional<double> traffic;
   int jobs = 1;
   bool json = false;
 };
@@ -52,6 +54,10 @@ int serve(const ServeState& s) {
   if (!s.tpot.empty()) request.latency_limit_s = parse_quantity(s.tpot, Quantity::kTime);
   if (!s.ttft.empty()) request.latency_limit_s = parse_quantity(s.ttft, Quantity::kTime);
   request.jobs = s.jobs;
+  request.traffic_tokens_per_s = s.traffic;
+  if (s.traffic && s.tpot.empty() && s.ttft.empty())
+    throw option_error("--traffic", "a pool is sized at the batch chosen within a latency limit: add --tpot (decode) "
+                                    "or --ttft (prefill)");
   if (!s.eps.empty()) app::refuse_sets_a_layout_search_makes(request.base);
   const workloads::WorkloadSpec w = app::load_job_workload(request.base);
   if (!s.tpot.empty() && w.serving && !w.decoding())
@@ -94,6 +100,10 @@ Command add_serve_command(CLI::App& epsim) {
   cmd->add_option("--ttft", state->ttft, "prefill: the longest time to the first token (\"2s\")")
       ->check(latency())
       ->excludes(tpot);
+  cmd->add_option("--traffic", state->traffic,
+                  "tokens/s the pool serves, output (decode) or input with prefix hits (prefill): the pool sized in "
+                  "whole units of the layout at the chosen batch, and a prefill pool's KV handoff")
+      ->check(number_in(1e-3, 1e15));
   cmd->add_option("-j,--jobs", state->jobs, "steps replayed at once, each in a child process")
       ->check(integer_in(1, 1024))
       ->capture_default_str();

@@ -16,6 +16,8 @@ ServingLedger serving_ledger(const WorkloadSpec& w) {
   const double per_token = kv_cache_bytes_per_token(w);
   l.cache_bytes = s.prefill() ? sequences * static_cast<double>(s.step_tokens()) * layers * per_token
                               : sequences * static_cast<double>(s.cached_tokens()) * layers * per_token;
+  if (s.prefill())
+    l.handoff_bytes = sequences * static_cast<double>(s.prompt_length) * w.model.layers * per_token / w.parallel.tp;
   const double tokens = sequences * static_cast<double>(s.step_tokens()) / w.parallel.tp;
   l.flops = tokens * model_flops(w).forward_per_token();
   return l;

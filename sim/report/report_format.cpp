@@ -174,6 +174,22 @@ double ttft_s(const Scenario& sc, const Report& r) {
   return static_cast<double>(sc.serving_steps_to_first_token) * r.step.sim_s;
 }
 
+// A prefill batch's KV cache handed to the decode pool, in closed form: its
+// bytes over the rank's share of the fabric, against the TTFT it follows.
+std::string handoff_text(const Scenario& sc, const Report& r) {
+  const std::string bytes =
+      fmt::format("  KV handoff             {} per rank per batch to the decode pool ({} prompts x {} each: "
+                  "prompt_length x layers x KV bytes per token / tp)",
+                  bytes_text(sc.serving_handoff_bytes), sc.serving_batch,
+                  bytes_text(sc.serving_handoff_bytes / static_cast<double>(sc.serving_batch)));
+  if (!(sc.serving_handoff_Bps > 0)) return bytes + "; no fabric out of the unit is known (a SimGrid XML or one node)\n";
+  const double s = sc.serving_handoff_bytes / sc.serving_handoff_Bps;
+  return bytes + fmt::format(", {} at the rank's {:.1f} GB/s {} ({:.1f} % of the TTFT; not simulated: sent as the "
+                             "layers compute it, it shares that {} with the step's dispatch and combine)\n",
+                             time_text(s), sc.serving_handoff_Bps / 1e9, sc.serving_handoff_over,
+                             100 * s / ttft_s(sc, r), sc.serving_handoff_over);
+}
+
 // A serving step's figures: its latency (the step: TTFT for a prefill
 // batch, whose prompts all get their first token at its end; TPOT for a
 // decode step, one token per sequence) and its tokens per NPU and node.
@@ -196,6 +212,7 @@ std::string serving_text(const Scenario& sc, const Report& r) {
                        time_text(ttft_s(sc, r)), sc.serving_steps_to_first_token, time_text(r.step.sim_s));
   out += fmt::format("  {} tokens/s   {:.1f} per NPU, {:.1f} per node of {} ranks\n", decode ? "output" : "input ",
                      t.tokens_per_s_per_npu, t.tokens_per_s_per_npu * sc.ranks_per_node, sc.ranks_per_node);
+  if (!decode && sc.serving_handoff_bytes > 0) out += handoff_text(sc, r);
   // Seed 002's ledger: the least a rank reads and computes, at its NPU's rates, no communication.
   const double ledger_s = std::max(t.serving_memory_s, t.serving_compute_s);
   out += fmt::format("  ledger                 {} = max(memory {}, compute {}); the step is x{:.2f} it (seed 002's {}: "
@@ -349,6 +366,17 @@ nlohmann::ordered_json report_json(const Report& r) {
                         {"memory_s", t.serving_memory_s},
                         {"compute_s", t.serving_compute_s},
                         {"rule", "seed 002's inference phase: max(bytes / HBM bandwidth, FLOPs / peak), per rank"}}}};
+    if (sc.serving_handoff_bytes > 0) {
+      nlohmann::ordered_json h = {{"bytes_per_rank", sc.serving_handoff_bytes},
+                                  {"rule", "batch x prompt_length x layers x KV bytes per token / tp, to the decode "
+                                           "pool, not simulated"}};
+      if (sc.serving_handoff_Bps > 0) {
+        h["over"] = sc.serving_handoff_over;
+        h["Bps_per_rank"] = sc.serving_handoff_Bps;
+        h["s"] = sc.serving_handoff_bytes / sc.serving_handoff_Bps;
+      }
+      j["serving"]["kv_handoff"] = h;
+    }
   }
   const GapParts& g = r.gap;
   j["gap"] = {{"total_s", r.step.sim_s - r.step.bound_s},

@@ -57,6 +57,13 @@ struct Scenario {
   double serving_weight_bytes = 0;
   double serving_cache_bytes = 0;
   double serving_flops = 0;
+  // Prefill: the KV cache a rank hands to the decode pool per batch of
+  // prompts (ServingLedger::handoff_bytes) and the rank's share of the
+  // fabric that carries it (its NIC, or its supernode port; 0: the
+  // platform names none, an XML or a single node).
+  double serving_handoff_bytes = 0;
+  double serving_handoff_Bps = 0;
+  std::string serving_handoff_over = {};  // "NIC" or "supernode port"
 };
 
 // The project version (CMake project VERSION), e.g. "0.1.0".

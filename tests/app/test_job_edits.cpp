@@ -169,3 +169,29 @@ TEST_CASE("a serving layout search refuses what it sets and layouts that cannot 
     CHECK(verdict([&] { app::serving_layout_search(r, row.eps); }) == row.error);
   }
 }
+
+TEST_CASE("a serving pool is the traffic over the chosen batch's rate per node, in whole units", "[app][serve]") {
+  app::ServingPoint p;
+  p.tokens_per_s_per_node = 16000;  // a decode unit of 18 nodes of 8 ranks
+  p.nodes = 18;
+  p.ranks_per_node = 8;
+  const app::PoolSize pool = app::size_pool(p, 1.94e6);
+  CHECK(pool.nodes_needed == Approx(121.25));
+  CHECK(pool.units == 7);  // 121.25 / 18 = 6.74 units
+  CHECK(pool.nodes() == 126);
+  CHECK(pool.load() == Approx(121.25 / 126));
+  CHECK(pool.handoff_Bps == 0);  // decode hands nothing on
+  // A traffic of exactly two units takes two, not three.
+  CHECK(app::size_pool(p, 2 * 18 * 16000.0).units == 2);
+  // Prefill: every input token's KV (61 layers x 1,152 B) leaves over the ranks' NICs.
+  app::ServingPoint prefill = p;
+  prefill.nodes = 4;
+  prefill.tokens_per_s_per_node = 133000;
+  prefill.handoff_bytes_per_token = 61 * 1152;
+  prefill.handoff_Bps_per_rank = 45.4e9;
+  const app::PoolSize q = app::size_pool(prefill, 7.04e6);
+  CHECK(q.units == 14);  // 52.9 nodes in units of 4
+  CHECK(q.handoff_Bps == Approx(7.04e6 * 61 * 1152));
+  CHECK(q.handoff_Bps_per_node == Approx(7.04e6 * 61 * 1152 / 56));
+  CHECK(q.fabric_Bps_per_node == Approx(8 * 45.4e9));
+}

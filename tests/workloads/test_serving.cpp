@@ -8,6 +8,7 @@
 
 #include "core/toml_reader.hpp"
 #include "workloads/layer_costs.hpp"
+#include "workloads/serving_ledger.hpp"
 #include "workloads/serving_memory.hpp"
 #include "workloads/task_graph_builder.hpp"
 #include "workloads/workload_loader.hpp"
@@ -233,4 +234,17 @@ TEST_CASE("bad serving input names its key", "[serving][errors]") {
   CHECK(serving_error("phase = \"decode\"\nbatch = 8\nkv_length = 10\n", "pp = 2\n") ==
         "test.toml:23:6: error: parallel.pp: a serving step runs without pipeline stages (pp = 1): attention DP/TP "
         "and expert EP");
+}
+
+TEST_CASE("a prefill batch hands every prompt's whole cache to the decode pool, split over its TP ranks",
+          "[serving]") {
+  // DeepSeek-V3's Day 6 prefill: 4 prompts of 4,096 tokens (56.3 % of them prefix hits, sent too: the
+  // decode side holds the whole cache) x 61 layers x MLA's 1,152 B per token (576 BF16 channels).
+  const WorkloadSpec w = load_workload("deepseek-v3-prefill");
+  CHECK(kv_cache_bytes_per_token(w) == 1152);
+  CHECK(serving_ledger(w).handoff_bytes == 4.0 * 4096 * 61 * 1152);
+  // GQA at TP2: 2 KV heads x 64 channels x K and V x 2 B per token and layer, half of it per TP rank.
+  const WorkloadSpec tp2 = serving_workload("phase = \"prefill\"\nbatch = 2\nprompt_length = 1000\n", "tp = 2\n");
+  CHECK(serving_ledger(tp2).handoff_bytes == 2.0 * 1000 * 3 * (2 * 2 * 64 * 2) / 2);
+  CHECK(serving_ledger(serving_workload("phase = \"decode\"\nbatch = 2\nkv_length = 100\n")).handoff_bytes == 0);
 }

@@ -14,12 +14,14 @@ decode step: latency and throughput grow with the batch, the best batch
 meets --tpot and the next replayed one does not, the plot is written.
 ServingLayouts: `epsim serve --ep-list 8,16`: a curve per layout, each the
 plain curve of that layout, the best layout the one serving most within
---tpot, one line when none meets it, every layout plotted.
+--tpot, one line when none meets it, --traffic sizing each layout's pool
+(the best then the fewest nodes), every layout plotted.
 TimelinePlot: a tiny-moe trace with skewed (Zipf)
 routing: the ranks chosen differ and are the slowest, median and fastest,
 --ranks, a rank not in the trace.
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -307,6 +309,23 @@ class ServingLayouts(unittest.TestCase):
         self.assertRegex(run.stderr, r"^epsim: error: --tpot: no layout meets 0\.001 ms: the fastest, EP(8|16) at 2 "
                                      r"sequences per rank, takes [0-9.]+ ms \(TPOT\); use more ranks, a faster "
                                      r"platform or a longer limit\n$")
+
+    def test_traffic_sizes_each_layouts_pool_and_the_best_takes_fewest_nodes(self):
+        traffic = 1.0e6
+        doc = json.loads(subprocess.run(self.base + ["--ep-list", "8,16", "--tpot", f"{self.limit_ms:.6f}ms",
+                                                     "--traffic", str(traffic)],
+                                        check=True, capture_output=True, text=True).stdout)
+        nodes = {}
+        for lay in doc["layouts"]:
+            best = next(p for p in lay["points"] if p["batch"] == lay["best_batch"])
+            pool = lay["pool"]
+            self.assertAlmostEqual(pool["nodes_needed"], traffic / best["tokens_per_s_per_node"], delta=1e-9)
+            self.assertEqual(pool["unit_nodes"], lay["nodes"])
+            self.assertEqual(pool["units"], math.ceil(pool["nodes_needed"] / lay["nodes"]))
+            self.assertEqual(pool["nodes"], pool["units"] * lay["nodes"])
+            self.assertNotIn("kv_handoff_Bps", pool)  # decode hands nothing on
+            nodes[lay["ep"]] = pool["nodes"]
+        self.assertEqual(nodes[doc["best_ep"]], min(nodes.values()))
 
     def test_script_plots_every_layout(self):
         out = os.path.join(self.tmp.name, "layouts.png")
