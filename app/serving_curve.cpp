@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -19,17 +20,26 @@ namespace {
 
 std::string latency_option(const std::string& phase) { return phase == "decode" ? "--tpot" : "--ttft"; }
 
-RunRequest at_batch(const RunRequest& base, std::int64_t batch) {
+// A step at `batch` sequences per rank in `micro_batches` (0: the workload's own).
+RunRequest at_batch(const RunRequest& base, std::int64_t batch, int micro_batches = 0) {
   RunRequest r = base;
   r.overrides.push_back(fmt::format("serving.batch={}", batch));
+  if (micro_batches > 0) r.overrides.push_back(fmt::format("serving.micro_batches={}", micro_batches));
   return r;
 }
+
+// One replay of the curve: a batch at one micro-batch count.
+struct Replay {
+  std::int64_t batch = 0;
+  int micro_batches = 0;
+};
 
 // A step's figures from its report's JSON.
 ServingPoint point_of(std::int64_t batch, const std::string& report_json) {
   const nlohmann::json j = nlohmann::json::parse(report_json);
   ServingPoint p;
   p.batch = batch;
+  p.micro_batches = j["scenario"]["micro_batches"].get<int>();
   p.step_s = j["step"]["sim_s"].get<double>();
   const nlohmann::json& s = j["serving"];
   p.latency_s = s.contains("tpot_s") ? s["tpot_s"].get<double>() : s["ttft_s"].get<double>();
@@ -59,6 +69,15 @@ std::vector<std::int64_t> default_batches(std::int64_t step, std::int64_t larges
 
 }  // namespace
 
+bool sets_key(const RunRequest& r, const std::string& key) {
+  for (const std::string& set : r.overrides) {
+    std::string k = set.substr(0, set.find('='));
+    if (k.rfind("workload.", 0) == 0) k = k.substr(9);
+    if (k == key) return true;
+  }
+  return false;
+}
+
 PoolSize size_pool(const ServingPoint& p, double traffic) {
   PoolSize pool;
   pool.traffic_tokens_per_s = traffic;
@@ -85,16 +104,43 @@ ServingCurve replay_serving_curve(const ServingCurveRequest& request) {
     curve.hbm_bytes = platform.cluster->npu.hbm_capacity_bytes;
     curve.largest_batch = workloads::largest_serving_batch(w, curve.hbm_bytes);
   }
-  const std::int64_t step = w.serving->micro_batches;
+  // The micro-batch counts every batch is replayed at; batches step by their least common multiple.
+  if (!request.micro_batches.empty() && sets_key(request.base, "serving.micro_batches"))
+    throw option_error("--micro-batches", "replays each batch at these counts itself; drop --set serving.micro_batches");
+  const std::vector<int> counts =
+      request.micro_batches.empty() ? std::vector<int>{0} : request.micro_batches;  // 0: the workload's own
+  std::int64_t step = 1;
+  std::map<int, std::int64_t> largest;  // by count: the largest batch that fits (0: unknown or none)
+  for (int m : counts) {
+    const int count = m > 0 ? m : w.serving->micro_batches;
+    step = std::lcm(step, static_cast<std::int64_t>(count));
+    largest[m] = 0;
+    if (platform.cluster) {
+      const workloads::WorkloadSpec wm = m > 0 ? load_job_workload(at_batch(request.base, m, m)) : w;
+      largest[m] = workloads::largest_serving_batch(wm, curve.hbm_bytes);
+      curve.largest_batch = std::max(curve.largest_batch, largest[m]);
+    }
+  }
+  const auto replays_of = [&](std::int64_t b) {
+    std::vector<Replay> out;
+    for (int m : counts) {
+      const int count = m > 0 ? m : w.serving->micro_batches;
+      if (b >= count && b % count == 0 && (!platform.cluster || b <= largest[m])) out.push_back({b, m});
+    }
+    return out;
+  };
   std::vector<std::int64_t> batches =
       request.batches.empty() ? default_batches(step, curve.largest_batch) : request.batches;
   for (std::int64_t b : batches) {
-    if (b < step || b % step != 0)
-      throw option_error("--batches", fmt::format("{}: a batch is a multiple of serving.micro_batches ({})", b, step));
     if (curve.largest_batch > 0 && b > curve.largest_batch)
       throw option_error("--batches", fmt::format("{} sequences per rank do not fit its {:.1f} GB of HBM; the largest "
                                                   "batch that fits is {}",
                                                   b, curve.hbm_bytes / 1e9, curve.largest_batch));
+    if (replays_of(b).empty() && !(platform.cluster && curve.largest_batch == 0))
+      throw option_error("--batches", counts.size() == 1
+                                          ? fmt::format("{}: a batch is a multiple of serving.micro_batches ({})", b,
+                                                        counts.front() > 0 ? counts.front() : w.serving->micro_batches)
+                                          : fmt::format("{}: no micro-batch count of --micro-batches divides it", b));
   }
   if (batches.empty() || (curve.largest_batch == 0 && platform.cluster)) {
     curve.refusal = option_error("--workload", fmt::format("not even one sequence per micro-batch fits a rank's "
@@ -103,25 +149,37 @@ ServingCurve replay_serving_curve(const ServingCurveRequest& request) {
     return curve;
   }
 
+  // Each batch's point: its fastest micro-batch count.
   std::map<std::int64_t, ServingPoint> done;
+  std::vector<Replay> list;
   std::size_t next = 0;
-  const auto run_all = [&](const std::vector<std::int64_t>& list) {
+  const auto run_all = [&](const std::vector<std::int64_t>& batch_list) {
+    list.clear();
+    for (std::int64_t b : batch_list)
+      for (const Replay& r : replays_of(b)) list.push_back(r);
     next = 0;
     run_child_jobs(
         request.jobs,
         [&]() -> std::optional<ChildJob> {
           if (next == list.size()) return std::nullopt;
-          const std::int64_t b = list[next++];
-          return ChildJob{fmt::format("serving.batch={}", b), [&request, b] {
-                            return std::to_string(b) + "\n" +
-                                   sim::format_json(run_job(at_batch(request.base, b)).simulation.report);
+          const Replay r = list[next++];
+          return ChildJob{fmt::format("serving.batch={}{}", r.batch,
+                                      r.micro_batches > 0 ? fmt::format(" serving.micro_batches={}", r.micro_batches)
+                                                          : ""),
+                          [&request, r] {
+                            return std::to_string(r.batch) + "\n" +
+                                   sim::format_json(
+                                       run_job(at_batch(request.base, r.batch, r.micro_batches)).simulation.report);
                           }};
         },
         [&](const ChildJob&, ChildVerdict verdict) {
           if (verdict.error) std::rethrow_exception(verdict.error);
           const std::size_t line = verdict.output.find('\n');
           const ServingPoint p = point_of(std::stoll(verdict.output.substr(0, line)), verdict.output.substr(line + 1));
-          done[p.batch] = p;
+          const auto it = done.find(p.batch);
+          if (it == done.end() || p.step_s < it->second.step_s ||
+              (p.step_s == it->second.step_s && p.micro_batches < it->second.micro_batches))
+            done[p.batch] = p;
         });
   };
   run_all(batches);
@@ -191,13 +249,14 @@ std::string format_pool(const PoolSize& p, const std::string& phase, int ranks_p
 
 std::string format_serving_points(const ServingCurve& c) {
   const bool decode = c.phase == "decode";
-  std::string out = fmt::format("  {:>10} {:>12} {:>12} {:>14} {:>15} {:>8} {:>10}\n", "batch/rank", "step ms",
-                                c.latency_name + " ms", decode ? "out tok/s/NPU" : "in tok/s/NPU",
-                                decode ? "out tok/s/node" : "in tok/s/node", "MFU", "memory GB");
+  std::string out = fmt::format("  {:>10} {:>6} {:>12} {:>12} {:>14} {:>15} {:>8} {:>10}\n", "batch/rank",
+                                "micro", "step ms", c.latency_name + " ms",
+                                decode ? "out tok/s/NPU" : "in tok/s/NPU", decode ? "out tok/s/node" : "in tok/s/node",
+                                "MFU", "memory GB");
   for (std::size_t i = 0; i < c.points.size(); ++i) {
     const ServingPoint& p = c.points[i];
-    out += fmt::format("  {:>10} {:>12.3f} {:>12.3f} {:>14.1f} {:>15.1f} {:>7.2f}% {:>10.2f}{}\n", p.batch,
-                       p.step_s * 1e3, p.latency_s * 1e3, p.tokens_per_s_per_npu, p.tokens_per_s_per_node,
+    out += fmt::format("  {:>10} {:>6} {:>12.3f} {:>12.3f} {:>14.1f} {:>15.1f} {:>7.2f}% {:>10.2f}{}\n", p.batch,
+                       p.micro_batches, p.step_s * 1e3, p.latency_s * 1e3, p.tokens_per_s_per_npu, p.tokens_per_s_per_node,
                        p.mfu * 100, p.memory_bytes / 1e9, c.best && *c.best == i ? "  <- best" : "");
   }
   return out;
@@ -213,9 +272,9 @@ std::string format_serving_curve(const ServingCurve& c, const RunRequest& base) 
   out += format_serving_points(c);
   if (c.limit_s && c.best) {
     const ServingPoint& b = c.points[*c.best];
-    out += fmt::format("best within {} <= {:.3f} ms: {} sequences per rank, {:.1f} tokens/s per NPU, {:.1f} per node "
-                       "({} {:.3f} ms)\n",
-                       c.latency_name, *c.limit_s * 1e3, b.batch, b.tokens_per_s_per_npu, b.tokens_per_s_per_node,
+    out += fmt::format("best within {} <= {:.3f} ms: {} sequences per rank in {} micro-batch{}, {:.1f} tokens/s per "
+                       "NPU, {:.1f} per node ({} {:.3f} ms)\n",
+                       c.latency_name, *c.limit_s * 1e3, b.batch, b.micro_batches, b.micro_batches == 1 ? "" : "es", b.tokens_per_s_per_npu, b.tokens_per_s_per_node,
                        c.latency_name, b.latency_s * 1e3);
   }
   if (c.pool) out += format_pool(*c.pool, c.phase, c.points[*c.best].ranks_per_node);
@@ -231,6 +290,7 @@ nlohmann::ordered_json serving_curve_json(const ServingCurve& c) {
   j["points"] = nlohmann::ordered_json::array();
   for (const ServingPoint& p : c.points)
     j["points"].push_back({{"batch", p.batch},
+                           {"micro_batches", p.micro_batches},
                            {"step_s", p.step_s},
                            {"latency_s", p.latency_s},
                            {"tokens_per_s_per_npu", p.tokens_per_s_per_npu},

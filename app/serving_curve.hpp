@@ -19,6 +19,9 @@ namespace epsim::app {
 struct ServingCurveRequest {
   RunRequest base;                    // a workload with a [serving] table
   std::vector<std::int64_t> batches;  // sequences per rank; empty: micro_batches x 2^i up to the largest that fits
+  // Micro-batch counts each batch is replayed at, the fastest kept (empty:
+  // the workload's serving.micro_batches alone); batches step by their lcm.
+  std::vector<int> micro_batches;
   std::optional<double> latency_limit_s;  // TPOT (decode) or TTFT (prefill) the chosen batch must meet
   // The pool's traffic, tokens/s: output (decode) or input, hits included
   // (prefill); the pool sized for it at the chosen batch (needs the limit).
@@ -28,6 +31,7 @@ struct ServingCurveRequest {
 
 struct ServingPoint {
   std::int64_t batch = 0;       // sequences per rank
+  int micro_batches = 0;        // the count the batch ran in (the fastest of those replayed)
   double step_s = 0;
   double latency_s = 0;         // TPOT: the step over the tokens a sequence gains; TTFT: the step
   double tokens_per_s_per_npu = 0;
@@ -70,6 +74,10 @@ struct ServingCurve {
   std::optional<InputError> refusal;   // why no batch is chosen: none fits a rank's HBM, or none meets the limit
   std::optional<PoolSize> pool;        // with a traffic and a chosen batch
 };
+
+// Whether the request's --set gives `key` ("serving.micro_batches"; a
+// "workload." prefix counts).
+bool sets_key(const RunRequest& request, const std::string& key);
 
 // The pool for `traffic_tokens_per_s` at point `p`.
 PoolSize size_pool(const ServingPoint& p, double traffic_tokens_per_s);

@@ -13,21 +13,13 @@ namespace {
 
 constexpr const char* kOption = "--ep-list";
 
-// The key a --set names, without its "workload." prefix.
-std::string set_key(const std::string& set) {
-  std::string key = set.substr(0, set.find('='));
-  if (key.rfind("workload.", 0) == 0) key = key.substr(9);
-  return key;
-}
-
 }  // namespace
 
 void refuse_sets_a_layout_search_makes(const RunRequest& base) {
   if (base.ep) throw option_error(kOption, "searches the EP sizes itself; drop --ep");
-  for (const std::string& set : base.overrides)
-    for (const char* key : {"parallel.ep", "parallel.dp", "routing.redundant_experts"})
-      if (set_key(set) == key)
-        throw option_error(kOption, fmt::format("sets {} for each layout itself; drop --set {}", key, set));
+  for (const char* key : {"parallel.ep", "parallel.dp", "routing.redundant_experts"})
+    if (sets_key(base, key))
+      throw option_error(kOption, fmt::format("sets {} for each layout itself; drop --set {}", key, key));
 }
 
 namespace {

@@ -25,6 +25,7 @@ struct ServeState {
   RunOptions options;
   std::vector<std::string> batches;
   std::vector<std::string> eps;
+  std::vector<std::string> micro_batches;
   std::string tpot;
   std::string ttft;
   std::optional<double> traffic;
@@ -54,6 +55,7 @@ int serve(const ServeState& s) {
   if (!s.tpot.empty()) request.latency_limit_s = parse_quantity(s.tpot, Quantity::kTime);
   if (!s.ttft.empty()) request.latency_limit_s = parse_quantity(s.ttft, Quantity::kTime);
   request.jobs = s.jobs;
+  for (const std::string& m : list_items(s.micro_batches)) request.micro_batches.push_back(std::stoi(m));
   request.traffic_tokens_per_s = s.traffic;
   if (s.traffic && s.tpot.empty() && s.ttft.empty())
     throw option_error("--traffic", "a pool is sized at the batch chosen within a latency limit: add --tpot (decode) "
@@ -89,6 +91,10 @@ Command add_serve_command(CLI::App& epsim) {
                   "sequences per rank to replay, a comma-separated list (default: micro_batches x 2^i up to the "
                   "largest that fits)")
       ->check(list_of(integer_in(1, 1 << 24)));
+  cmd->add_option("--micro-batches", state->micro_batches,
+                  "micro-batch counts to replay each batch at, a comma-separated list: the fastest is kept (two "
+                  "overlap communication but read the weights twice; default: the workload's serving.micro_batches)")
+      ->check(list_of(integer_in(1, 64)));
   cmd->add_option("--ep-list", state->eps,
                   "expert-parallel sizes to compare, a comma-separated list: each a unit of that many ranks, "
                   "attention data-parallel over them (dp = ep / tp), the workload's redundant experts where they "

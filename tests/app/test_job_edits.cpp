@@ -154,10 +154,10 @@ TEST_CASE("a serving layout search refuses what it sets and layouts that cannot 
     const char* error;
   };
   for (const Row& row :
-       {Row{{"parallel.ep=144"}, {144}, "error: --ep-list: sets parallel.ep for each layout itself; drop --set parallel.ep=144"},
+       {Row{{"parallel.ep=144"}, {144}, "error: --ep-list: sets parallel.ep for each layout itself; drop --set parallel.ep"},
         Row{{"workload.routing.redundant_experts=0"}, {128},
             "error: --ep-list: sets routing.redundant_experts for each layout itself; drop --set "
-            "workload.routing.redundant_experts=0"},
+            "routing.redundant_experts"},
         Row{{}, {144, 100}, "error: --ep-list: EP100: parallel.ranks_per_node: must divide parallel.ep (100), got 8"},
         Row{{}, {72, 160}, "error: --ep-list: EP160: node.count: 160 ranks at 8 per node need 20 nodes; the platform "
                            "has 18"}}) {

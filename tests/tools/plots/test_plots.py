@@ -11,7 +11,8 @@ SweepPlots: a 4-point sweep of tiny-moe on a2 (a string axis first, a numeric
 one second): the axis chosen, the stacked parts equal to the step time, the
 files written, a bad --x. ServingCurve: `epsim serve --json` of a tiny
 decode step: latency and throughput grow with the batch, the best batch
-meets --tpot and the next replayed one does not, the plot is written.
+meets --tpot and the next replayed one does not, --micro-batches keeps each
+batch's fastest count, the plot is written.
 ServingLayouts: `epsim serve --ep-list 8,16`: a curve per layout, each the
 plain curve of that layout, the best layout the one serving most within
 --tpot, one line when none meets it, --traffic sizing each layout's pool
@@ -248,6 +249,20 @@ class ServingCurve(unittest.TestCase):
     def test_tokens_per_npu_are_the_batch_over_the_tpot(self):
         for p in self.doc["points"]:
             self.assertAlmostEqual(p["tokens_per_s_per_npu"], p["batch"] / p["latency_s"], delta=1e-6 * p["batch"] / p["latency_s"])
+
+    def test_each_batch_keeps_its_fastest_micro_batch_count(self):
+        base = [EPSIM, "serve", "--platform", "a2", "--set", "node.count=1", "--workload",
+                os.path.join(ROOT, "tests", "tools", "serve", "tiny_decode.toml"), "--batches", "2,8,32", "--json"]
+        def curve(*extra):
+            out = subprocess.run(base + list(extra), check=True, capture_output=True, text=True).stdout
+            return {p["batch"]: p for p in json.loads(out)["points"]}
+        both = curve("--micro-batches", "1,2")
+        one, two = curve("--micro-batches", "1"), curve("--micro-batches", "2")
+        self.assertEqual(two, curve())  # the workload's own count (2): the same steps
+        for b, p in both.items():
+            best = min((one[b], two[b]), key=lambda q: (q["step_s"], q["micro_batches"]))
+            self.assertEqual(p, best)
+        self.assertEqual({p["micro_batches"] for p in one.values()}, {1})
 
     def test_script_writes_the_plot(self):
         out = os.path.join(self.tmp.name, "serve.png")
