@@ -142,7 +142,8 @@ std::string format_serving_layouts(const ServingLayoutSearch& s, const RunReques
     const std::string head =
         fmt::format("  {:>6} {:>6} {:>10}", l.ep, l.ep / l.ranks_per_node, l.redundant_experts);
     if (!l.curve.best) {
-      out += head + "  none within the limit\n";
+      const bool fits = !l.curve.points.empty();
+      out += head + (fits ? "  none within the limit\n" : "  not one sequence fits a rank's HBM\n");
       continue;
     }
     const ServingPoint& p = l.curve.points[*l.curve.best];
