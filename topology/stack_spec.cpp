@@ -157,6 +157,7 @@ StackSpec read_stack(const toml::table& root_table, const std::string& source, c
     s.host_per_fp8_gemm_s = seconds_or_zero(*t, "host_per_fp8_gemm");
     s.moe_host_sync_s = seconds_or_zero(*t, "moe_host_sync");
     s.fused_swiglu = t->boolean_or("fused_swiglu", false);
+    s.fused_router = t->boolean_or("fused_router", false);
     s.fp8_cast_bytes = t->number_or("fp8_cast_bytes", 0, 0, 16);
     t->finish();
   }

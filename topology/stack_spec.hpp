@@ -91,6 +91,10 @@ struct StackSpec {
   // Whether the plain SwiGLU runs as one fused streaming kernel (priced at
   // the elementwise rate) rather than as its eager kernels.
   bool fused_swiglu = false;
+  // Whether the router's score function, top-k and normalisation run as
+  // one fused kernel (Megatron's moe_router_fusion, DeepSeek's gating)
+  // rather than as their eager kernels (workloads::kEagerRouterKernels).
+  bool fused_router = false;
   // Bytes moved per element of an FP8 GEMM's activation operand to quantize
   // it in separate kernels (Transformer Engine's per-tensor current
   // scaling: an amax pass reads 2 B, the cast reads 2 B and writes 1 B: 5);

@@ -211,7 +211,7 @@ ComputeCost gate_cost(const WorkloadSpec& w) {
   const double copies = t * k * dispatch_bytes_per_token(w);  // the routed copies in the dispatch format
   Operators f{norm(t, h), gemm(t, e, h, Dtype::kFp32)};
   // Score function and top-k: read the FP32 logits, write k weights and indices per token.
-  f.push_back(memory_op(OpClass::kRouter, t * e * 4.0 + t * k * 8.0));
+  f.push_back(router_op(t * e * 4.0 + t * k * 8.0));
   f.push_back(memory_op(OpClass::kGather, 2.0 * copies));  // permute: read and write each copy
   // Un-permute: the k weighted outputs of each token added into its row.
   f.push_back(memory_op(OpClass::kScatterAdd, (t * k * h + t * h) * 2.0 * kActivationBytes));
@@ -222,7 +222,7 @@ ComputeCost gate_cost(const WorkloadSpec& w) {
       memory_op(OpClass::kElementwise, 3.0 * t * k * h * kActivationBytes, 1, true),
       // Permute's backward: the copies' gradients added back into their tokens' rows.
       memory_op(OpClass::kScatterAdd, (t * k * h + t * h) * 2.0 * kActivationBytes),
-      memory_op(OpClass::kRouter, 2.0 * t * e * 4.0, 1, true),
+      router_op(2.0 * t * e * 4.0, true),
       norm_backward(t, h)};
   return ComputeCost(f, backward_of(f, b));
 }

@@ -66,6 +66,10 @@ Operator memory_op(OpClass op_class, double bytes, int kernels, bool backward) {
   return o;
 }
 
+Operator router_op(double bytes, bool backward) {
+  return memory_op(OpClass::kRouter, bytes, kEagerRouterKernels, backward);
+}
+
 Operators gemm_backward(const Operator& f) {
   const double groups = f.op_class == OpClass::kGroupedGemm ? f.groups : 0;
   return {gemm(f.m, f.k, f.n, f.dtype, groups), gemm(f.n, f.k, f.m, f.dtype, groups)};

@@ -67,6 +67,14 @@ Operator attention_core(double tokens, double heads, double qk, double v, double
 // its class when `backward`).
 Operator memory_op(OpClass op_class, double bytes, int kernels = 1, bool backward = false);
 
+// The router after its scores GEMM as eager PyTorch runs it: the cast to
+// FP32, the score function, top-k, the sum and the division that normalise
+// the k weights, the cast back (a fusing stack runs one kernel: stack key
+// framework.fused_router). Its backward is assumed to take as many.
+inline constexpr int kEagerRouterKernels = 6;
+// The router's score function and top-k over `bytes` (its backward when `backward`).
+Operator router_op(double bytes, bool backward = false);
+
 // Backward operators, per operator (never 2x the forward):
 // a GEMM's dgrad (M x K x N) and wgrad (N x K, reduced over M);
 Operators gemm_backward(const Operator& forward);

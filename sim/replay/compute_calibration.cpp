@@ -28,13 +28,20 @@ double memory_share(const topology::StackSpec& s, const workloads::Operator& op)
   return op.backward ? s.memory_backward[c] : s.memory[c];
 }
 
+// The kernels an operator launches on this stack: one where the stack fuses it.
+int kernels_of(const workloads::Operator& op, const topology::StackSpec& s) {
+  if (op.fusable && s.fused_swiglu) return 1;
+  if (op.op_class == OpClass::kRouter && s.fused_router) return 1;
+  return op.kernels;
+}
+
 // The host's time to issue the operators' kernels: host_per_kernel each,
 // an FP8 GEMM at least the stack's host_per_fp8_gemm.
 double host_time_s(const workloads::Operators& ops, const topology::StackSpec& s, const NpuFacts& npu,
                    std::optional<Dtype> fallback) {
   double t = 0;
   for (const workloads::Operator& op : ops) {
-    double issue = op.kernels * s.host_per_kernel_s;
+    double issue = kernels_of(op, s) * s.host_per_kernel_s;
     const bool gemm = op.op_class == OpClass::kGemm || op.op_class == OpClass::kGroupedGemm;
     if (gemm && effective_dtype(npu, op.dtype, fallback) == Dtype::kFp8) issue = std::max(issue, s.host_per_fp8_gemm_s);
     t += issue;
@@ -71,8 +78,7 @@ double model_time_s(const workloads::Operator& op, const topology::StackSpec& st
     }
     default: body = op.bytes / (memory_share(stack, op) * bw); break;
   }
-  const int kernels = op.fusable && stack.fused_swiglu ? 1 : op.kernels;
-  return body + kernels * stack.launch_s;
+  return body + kernels_of(op, stack) * stack.launch_s;
 }
 
 }  // namespace

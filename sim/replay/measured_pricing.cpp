@@ -114,7 +114,7 @@ workloads::Operators measured_operators(const topology::MeasuredKernel& r) {
   }
   workloads::Operators ops;
   if (r.m > 0) ops.push_back(workloads::gemm(r.m, r.n, r.k, d));  // a router's scores GEMM
-  ops.push_back(workloads::memory_op(memory_class(r.op), r.bytes));
+  ops.push_back(r.op == "router" ? workloads::router_op(r.bytes) : workloads::memory_op(memory_class(r.op), r.bytes));
   return ops;
 }
 

@@ -177,6 +177,27 @@ TEST_CASE("operator: each memory-bound class at its own HBM share, forward and b
   CHECK(priced(swiglu, fused) == Approx(1e9 / (0.9 * 2e12) + 5e-6).epsilon(1e-12));
 }
 
+TEST_CASE("the router's score function and top-k: six eager kernels, issued by the host, or one fused",
+          "[calibration]") {
+  topology::StackSpec s = stack();
+  const Operator r = workloads::router_op(1e6);
+  CHECK(r.kernels == 6);
+  CHECK(priced(r) == Approx(1e6 / (0.05 * 2e12) + 6 * 5e-6).epsilon(1e-12));
+  // Eager: a small router is the host's pace, six kernels issued at host_per_kernel.
+  s.host_per_kernel_s = 11.6e-6;
+  CHECK(sim::calibrated_time_s(task(TaskKind::kGate, {r}), 0, s, npu(), std::nullopt) == Approx(6 * 11.6e-6));
+  // Fused (moe_router_fusion): one kernel, one launch, one issue.
+  s.fused_router = true;
+  CHECK(priced(r, s) == Approx(1e6 / (0.05 * 2e12) + 5e-6).epsilon(1e-12));
+  CHECK(sim::calibrated_time_s(task(TaskKind::kGate, {r}), 0, s, npu(), std::nullopt) ==
+        Approx(1e6 / (0.05 * 2e12) + 5e-6).epsilon(1e-12));
+  // A fused SwiGLU is issued as one kernel too.
+  Operator swiglu = workloads::memory_op(OpClass::kActivation, 1e3, 2);
+  swiglu.fusable = true;
+  s.fused_swiglu = true;
+  CHECK(sim::calibrated_time_s(task(TaskKind::kExpertGemm, {swiglu}), 0, s, npu(), std::nullopt) == Approx(11.6e-6));
+}
+
 TEST_CASE("task: its operators summed, never faster than the host issues them, a MoE forward's host sync",
           "[calibration]") {
   topology::StackSpec s = stack();
