@@ -18,7 +18,6 @@ namespace epsim::app {
 
 namespace {
 
-std::string latency_option(const std::string& phase) { return phase == "decode" ? "--tpot" : "--ttft"; }
 
 // A step at `batch` sequences per rank in `micro_batches` (0: the workload's own).
 RunRequest at_batch(const RunRequest& base, std::int64_t batch, int micro_batches = 0) {
@@ -69,6 +68,23 @@ std::vector<std::int64_t> default_batches(std::int64_t step, std::int64_t larges
 
 }  // namespace
 
+std::string latency_option(const std::string& phase) { return phase == "decode" ? "--tpot" : "--ttft"; }
+
+workloads::WorkloadSpec load_serving_workload(const RunRequest& request) {
+  workloads::WorkloadSpec w = load_job_workload(request);
+  if (!w.serving)
+    throw option_error("--workload", "not a serving workload: it has no [serving] table (docs/serving.md)");
+  return w;
+}
+
+nlohmann::ordered_json request_json(const RunRequest& base) {
+  nlohmann::ordered_json j;
+  j["platform"] = base.platform;
+  j["workload"] = base.workload;
+  j["overrides"] = base.overrides;
+  return j;
+}
+
 bool sets_key(const RunRequest& r, const std::string& key) {
   for (const std::string& set : r.overrides) {
     std::string k = set.substr(0, set.find('='));
@@ -91,9 +107,7 @@ PoolSize size_pool(const ServingPoint& p, double traffic) {
 }
 
 ServingCurve replay_serving_curve(const ServingCurveRequest& request) {
-  const workloads::WorkloadSpec w = load_job_workload(request.base);
-  if (!w.serving)
-    throw option_error("--workload", "not a serving workload: it has no [serving] table (docs/serving.md)");
+  const workloads::WorkloadSpec w = load_serving_workload(request.base);
   ServingCurve curve;
   curve.phase = to_string(w.serving->phase);
   curve.latency_name = w.decoding() ? "TPOT" : "TTFT";
@@ -318,10 +332,7 @@ nlohmann::ordered_json serving_curve_json(const ServingCurve& c) {
 }
 
 std::string format_serving_curve_json(const ServingCurve& c, const RunRequest& base) {
-  nlohmann::ordered_json j;
-  j["platform"] = base.platform;
-  j["workload"] = base.workload;
-  j["overrides"] = base.overrides;
+  nlohmann::ordered_json j = request_json(base);
   j.update(serving_curve_json(c));
   return j.dump(2) + "\n";
 }

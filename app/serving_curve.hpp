@@ -75,6 +75,15 @@ struct ServingCurve {
   std::optional<PoolSize> pool;        // with a traffic and a chosen batch
 };
 
+// The request's workload, refused at --workload when it has no [serving] table.
+workloads::WorkloadSpec load_serving_workload(const RunRequest& request);
+
+// The option a phase's latency limit comes from: --tpot (decode) or --ttft (prefill).
+std::string latency_option(const std::string& phase);
+
+// What a serving JSON says it is about: platform, workload, overrides.
+nlohmann::ordered_json request_json(const RunRequest& base);
+
 // Whether the request's --set gives `key` ("serving.micro_batches"; a
 // "workload." prefix counts).
 bool sets_key(const RunRequest& request, const std::string& key);

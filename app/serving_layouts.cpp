@@ -46,9 +46,7 @@ int redundant_experts_for(int experts, int workload_redundant, int ep) {
 
 ServingLayoutSearch serving_layout_search(const ServingCurveRequest& request, const std::vector<int>& eps) {
   refuse_sets_a_layout_search_makes(request.base);
-  const workloads::WorkloadSpec w = load_job_workload(request.base);
-  if (!w.serving)
-    throw option_error("--workload", "not a serving workload: it has no [serving] table (docs/serving.md)");
+  const workloads::WorkloadSpec w = load_serving_workload(request.base);
   ServingLayoutSearch search;
   search.phase = to_string(w.serving->phase);
   search.latency_name = w.decoding() ? "TPOT" : "TTFT";
@@ -100,7 +98,7 @@ ServingLayoutSearch serving_layout_search(const ServingCurveRequest& request, co
     throw option_error("--workload", "not even one sequence per micro-batch fits a rank's HBM at any EP of --ep-list");
   if (search.limit_s && !search.best) {
     const ServingPoint& p = fastest->curve.points.front();
-    throw option_error(search.phase == "decode" ? "--tpot" : "--ttft",
+    throw option_error(latency_option(search.phase),
                        fmt::format("no layout meets {:.3f} ms: the fastest, EP{} at {} sequences per rank, takes "
                                    "{:.3f} ms ({}); use more ranks, a faster platform or a longer limit",
                                    *search.limit_s * 1e3, fastest->ep, p.batch, p.latency_s * 1e3,
@@ -165,10 +163,7 @@ std::string format_serving_layouts(const ServingLayoutSearch& s, const RunReques
 }
 
 std::string format_serving_layouts_json(const ServingLayoutSearch& s, const RunRequest& base) {
-  nlohmann::ordered_json j;
-  j["platform"] = base.platform;
-  j["workload"] = base.workload;
-  j["overrides"] = base.overrides;
+  nlohmann::ordered_json j = request_json(base);
   j["phase"] = s.phase;
   j["latency"] = s.latency_name;
   if (s.limit_s) j["limit_s"] = *s.limit_s;

@@ -61,8 +61,8 @@ int serve(const ServeState& s) {
     throw option_error("--traffic", "a pool is sized at the batch chosen within a latency limit: add --tpot (decode) "
                                     "or --ttft (prefill)");
   if (!s.eps.empty()) app::refuse_sets_a_layout_search_makes(request.base);
-  const workloads::WorkloadSpec w = app::load_job_workload(request.base);
-  if (!s.tpot.empty() && w.serving && !w.decoding())
+  const workloads::WorkloadSpec w = app::load_serving_workload(request.base);
+  if (!s.tpot.empty() && !w.decoding())
     throw option_error("--tpot", "a prefill step has no TPOT; limit its TTFT with --ttft");
   if (!s.ttft.empty() && w.decoding())
     throw option_error("--ttft", "a decode step's latency is its TPOT; limit it with --tpot");
