@@ -286,6 +286,26 @@ TEST_CASE("stack presets: hopper-eager lands on its calibration rows of the H200
                     Catch::Contains("stack \"hopper-eager\" has no tables for NPU \"Ascend 910B\""));
 }
 
+TEST_CASE("stack presets: blackwell-deepseek runs FlashMLA's published SM100 attention rates, the rest hopper-deepseek's",
+          "[calibration]") {
+  // deepseek-ai/FlashMLA README: up to 1460 TFLOPS forward and 1000 backward on a B200 (2250 TFLOPS BF16).
+  const topology::StackSpec s = topology::load_stack("blackwell-deepseek", nullptr, "B200 (DGX B200)", "test");
+  const sim::NpuFacts b200 = npu_of("b200", 2250e12, 4500e12, 8e12);
+  // DeepSeek-V3's prefill core: 4096 queries, 128 heads of 192/128 channels, 2048.5 keys each.
+  const Operator a = workloads::attention_core(4096, 128, 192, 128, 2048.5);
+  auto time = [&](const Operator& op) { return sim::operator_time_s(op, s, b200, std::nullopt) - s.launch_s * op.kernels; };
+  CHECK(time(a) == Approx(a.flops / 1460e12).epsilon(0.001));
+  CHECK(time(workloads::attention_backward(a)) == Approx(2.5 * a.flops / 1000e12).epsilon(0.001));
+  // The rest is carried from hopper-deepseek (an assumption the file states), its framework costs included.
+  const topology::StackSpec hopper = topology::load_stack("hopper-deepseek", nullptr, "H800 SXM", "test");
+  CHECK(s.gemm_fp8.max == hopper.gemm_fp8.max);
+  CHECK(s.grouped_fp8.max == hopper.grouped_fp8.max);
+  CHECK(s.launch_s == hopper.launch_s);
+  CHECK(s.host_per_kernel_s == 0);
+  CHECK_THROWS_WITH(topology::load_stack("blackwell-deepseek", nullptr, "H800 SXM", "p.toml"),
+                    Catch::Contains("stack \"blackwell-deepseek\" has no tables for NPU \"H800 SXM\""));
+}
+
 TEST_CASE("stack with measured tables: exact on every measured shape, the model's trend between", "[calibration]") {
   const topology::StackSpec s = topology::load_stack("hopper-eager-h200", nullptr, "H200 SXM", "test");
   const topology::StackSpec model = topology::load_stack("hopper-eager", nullptr, "H200 SXM", "test");
