@@ -94,6 +94,33 @@ bool sets_key(const RunRequest& r, const std::string& key) {
   return false;
 }
 
+namespace {
+
+// A stack that issues kernels from the host prices a serving step as a
+// training framework's eager loop runs it; serving frameworks replay a
+// decode step as captured graphs. Say so, and which stacks do not.
+std::string host_note(const topology::ClusterSpec& cluster) {
+  const topology::StackSpec& s = cluster.stack;
+  if (!topology::issues_from_host(s)) return "";
+  std::string costs;
+  if (s.host_per_kernel_s > 0) costs += fmt::format("issues each kernel from the host ({:.1f} us)", s.host_per_kernel_s * 1e6);
+  if (s.moe_host_sync_s > 0)
+    costs += fmt::format("{}a host sync per MoE layer ({:.0f} us)", costs.empty() ? "" : " with ", s.moe_host_sync_s * 1e6);
+  if (costs.empty()) costs = fmt::format("issues each FP8 GEMM from the host ({:.1f} us)", s.host_per_fp8_gemm_s * 1e6);
+  const std::vector<std::string> others = topology::stacks_without_host_time(cluster.npu.model);
+  return fmt::format("stack {} {}, as a training framework's eager loop does; serving frameworks replay a step as "
+                     "captured graphs{}",
+                     s.name, costs,
+                     others.empty() ? fmt::format(" (no stack for {} spends no host time)", cluster.npu.model)
+                                    : fmt::format(": --stack {} prices that", fmt::join(others, " or ")));
+}
+
+}  // namespace
+
+std::string format_host_note(const ServingCurve& c) {
+  return c.host_note.empty() ? "" : "  note: " + c.host_note + "\n";
+}
+
 PoolSize size_pool(const ServingPoint& p, double traffic) {
   PoolSize pool;
   pool.traffic_tokens_per_s = traffic;
@@ -117,6 +144,7 @@ ServingCurve replay_serving_curve(const ServingCurveRequest& request) {
   if (platform.cluster) {
     curve.hbm_bytes = platform.cluster->npu.hbm_capacity_bytes;
     curve.largest_batch = workloads::largest_serving_batch(w, curve.hbm_bytes);
+    curve.host_note = host_note(*platform.cluster);
   }
   // The micro-batch counts every batch is replayed at; batches step by their least common multiple.
   if (!request.micro_batches.empty() && sets_key(request.base, "serving.micro_batches"))
@@ -280,6 +308,7 @@ std::string format_serving_curve(const ServingCurve& c, const RunRequest& base) 
   std::string out = fmt::format("epsim serve: {} on {}, {} step at each batch (docs/serving.md)\n", base.workload,
                                 base.platform, c.phase);
   for (const std::string& o : base.overrides) out += "  --set " + o + "\n";
+  out += format_host_note(c);
   if (c.largest_batch > 0)
     out += fmt::format("  the largest batch that fits a rank's {:.1f} GB of HBM: {} sequences\n", c.hbm_bytes / 1e9,
                        c.largest_batch);
@@ -314,6 +343,7 @@ nlohmann::ordered_json serving_curve_json(const ServingCurve& c) {
                            {"nodes", p.nodes}});
   if (c.limit_s) j["limit_s"] = *c.limit_s;
   if (c.best) j["best_batch"] = c.points[*c.best].batch;
+  if (!c.host_note.empty()) j["host_note"] = c.host_note;
   if (c.pool) {
     const PoolSize& p = *c.pool;
     j["pool"] = {{"traffic_tokens_per_s", p.traffic_tokens_per_s},

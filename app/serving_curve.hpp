@@ -73,6 +73,10 @@ struct ServingCurve {
   std::optional<std::size_t> best;     // index into points: the most tokens/s per NPU within the limit
   std::optional<InputError> refusal;   // why no batch is chosen: none fits a rank's HBM, or none meets the limit
   std::optional<PoolSize> pool;        // with a traffic and a chosen batch
+  // Where the platform's stack spends host time per kernel (a training
+  // framework's eager loop, which sets a decode step's floor): what it
+  // costs and the stacks for this NPU that spend none (empty otherwise).
+  std::string host_note;
 };
 
 // The request's workload, refused at --workload when it has no [serving] table.
@@ -103,6 +107,9 @@ ServingCurve replay_serving_curve(const ServingCurveRequest& request);
 ServingCurve serving_curve(const ServingCurveRequest& request);
 
 std::string format_serving_curve(const ServingCurve& curve, const RunRequest& base);
+
+// The curve's host_note as an indented line (empty when it has none).
+std::string format_host_note(const ServingCurve& curve);
 // The curve's table (a header and a row per batch, the best marked), as
 // format_serving_curve and a layout search print it.
 std::string format_serving_points(const ServingCurve& curve);

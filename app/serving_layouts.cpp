@@ -121,6 +121,7 @@ std::string format_serving_layouts(const ServingLayoutSearch& s, const RunReques
   std::string out = fmt::format("epsim serve: {} on {}, {} step per layout and batch (docs/serving.md)\n",
                                 base.workload, base.platform, s.phase);
   for (const std::string& o : base.overrides) out += "  --set " + o + "\n";
+  if (!s.layouts.empty()) out += format_host_note(s.layouts.front().curve);  // one platform and stack for all
   for (const ServingLayout& l : s.layouts) {
     out += layout_name(l) + "\n";
     if (l.curve.largest_batch > 0)

@@ -189,6 +189,22 @@ StackSpec read_stack(const toml::table& root_table, const std::string& source, c
   return s;
 }
 
+bool issues_from_host(const StackSpec& stack) {
+  return stack.host_per_kernel_s > 0 || stack.host_per_fp8_gemm_s > 0 || stack.moe_host_sync_s > 0;
+}
+
+std::vector<std::string> stacks_without_host_time(const std::string& npu_model) {
+  std::vector<std::string> out;
+  for (const std::string& name : preset_names(PresetKind::kStack)) {
+    try {
+      const StackSpec s = load_stack(name, nullptr, npu_model, "");
+      if (!s.npus.empty() && !issues_from_host(s)) out.push_back(name);
+    } catch (const InputError&) {  // no tables for this NPU
+    }
+  }
+  return out;
+}
+
 StackSpec load_stack(const std::string& name, const toml::table* platform_stack, const std::string& npu_model,
                      const std::string& platform_source) {
   const std::string file = resolve_preset_file(PresetKind::kStack, name);

@@ -121,6 +121,16 @@ struct StackSpec {
 StackSpec load_stack(const std::string& name, const toml::table* platform_stack, const std::string& npu_model,
                      const std::string& platform_source);
 
+// Whether the stack's framework spends host time on the step (issuing each
+// kernel, a host sync per MoE layer): a training framework's eager loop,
+// which a serving framework's captured graphs do not pay.
+bool issues_from_host(const StackSpec& stack);
+
+// The stack presets with tables for `npu_model` (a named NPU list: not the
+// roofline) whose framework spends no host time, sorted: what `serve`
+// names beside a host-bound stack.
+std::vector<std::string> stacks_without_host_time(const std::string& npu_model);
+
 // A share (`what`: "a share of the peak", of the HBM bandwidth, of a line
 // rate) inside the physical range of an efficiency, default 1 when absent;
 // InputError at the key otherwise.

@@ -210,6 +210,18 @@ TEST_CASE("[kernels]: dispatch/combine mechanisms, default nothing beyond the by
         0.5);
 }
 
+TEST_CASE("stacks without host time: the serving stacks a host-bound default is measured against, per NPU",
+          "[spec][stack]") {
+  // Eager issue and the dispatcher's sync are a training framework's loop; DeepSeek's stacks and CANN's spend none.
+  CHECK(issues_from_host(load_cluster_spec("h100").stack));
+  CHECK(issues_from_host(load_cluster_spec("b200").stack));
+  CHECK_FALSE(issues_from_host(load_cluster_spec("h800").stack));
+  CHECK(stacks_without_host_time("H100 SXM") == std::vector<std::string>{"hopper-deepseek"});
+  CHECK(stacks_without_host_time("B200 (GB200 NVL72)") == std::vector<std::string>{"blackwell-deepseek"});
+  CHECK(stacks_without_host_time("Ascend 910B") == std::vector<std::string>{"ascend-cann"});
+  CHECK(stacks_without_host_time("an NPU no stack measured").empty());  // the roofline (any NPU) is no framework
+}
+
 TEST_CASE("a preset can be named by path", "[spec]") {
   ClusterSpec s = load_cluster_spec(std::string(EPSIM_SOURCE_DIR) + "/platforms/h800.toml");
   CHECK(s.name == "h800-rail");
