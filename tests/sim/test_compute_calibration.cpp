@@ -302,6 +302,7 @@ TEST_CASE("stack presets: blackwell-deepseek runs FlashMLA's published SM100 att
   CHECK(s.grouped_fp8.max == hopper.grouped_fp8.max);
   CHECK(s.launch_s == hopper.launch_s);
   CHECK(s.host_per_kernel_s == 0);
+  CHECK(*s.comm_compute_share == Approx(20.0 / 148).epsilon(1e-3));  // DeepEP's 20 SMs of a B200's 148
   CHECK_THROWS_WITH(topology::load_stack("blackwell-deepseek", nullptr, "H800 SXM", "p.toml"),
                     Catch::Contains("stack \"blackwell-deepseek\" has no tables for NPU \"H800 SXM\""));
 }
