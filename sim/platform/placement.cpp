@@ -12,8 +12,13 @@ void check_ranks_fit(int ranks, int ranks_per_node, int nodes_available, int npu
   if (ranks < 1 || ranks_per_node < 1) fail(fmt::format("need ranks >= 1 and ranks_per_node >= 1, got {} and {}", ranks, ranks_per_node));
   if (ranks % ranks_per_node != 0)
     fail(fmt::format("{} ranks is not a multiple of {} ranks per node", ranks, ranks_per_node));
+  // A workload written for 8-GPU nodes on 4-GPU trays (GB200) is the common
+  // case: name the workload's key and the value that fits.
   if (ranks_per_node > npus_per_node)
-    fail(fmt::format("{} ranks per node but the platform's nodes have {} NPUs", ranks_per_node, npus_per_node));
+    throw parameter_error("parallel.ranks_per_node",
+                          fmt::format("{} ranks per node but the platform's nodes have {} NPUs (--set "
+                                      "parallel.ranks_per_node={})",
+                                      ranks_per_node, npus_per_node, npus_per_node));
   int nodes = ranks / ranks_per_node;
   if (nodes > nodes_available)
     fail(fmt::format("{} ranks at {} per node need {} nodes; the platform has {}", ranks, ranks_per_node, nodes,

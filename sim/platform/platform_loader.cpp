@@ -154,13 +154,6 @@ OpenPlatform open_platform(PlatformShape shape, const EngineOptions& options) {
 }
 
 void check_ranks_fit(const PlatformShape& platform, int ranks, int ranks_per_node) {
-  // A workload written for 8-GPU nodes on a platform of 4-GPU trays (GB200)
-  // is the common case: name the workload's key and the value that fits.
-  if (ranks_per_node > platform.npus_per_node && platform.npus_per_node >= 1)
-    throw parameter_error("parallel.ranks_per_node",
-                          fmt::format("{} ranks per node but the platform's nodes have {} NPUs (--set "
-                                      "parallel.ranks_per_node={})",
-                                      ranks_per_node, platform.npus_per_node, platform.npus_per_node));
   if (platform.cluster && ranks_per_node >= 1 && ranks % ranks_per_node == 0 &&
       ranks_per_node <= platform.npus_per_node && ranks / ranks_per_node > platform.nodes) {
     throw InputError(platform.cluster->node.count_given_at, "node.count",
