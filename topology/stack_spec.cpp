@@ -52,12 +52,13 @@ double seconds_or_zero(TableReader& t, std::string_view key) {
   return t.quantity(key, Quantity::kTime);
 }
 
-GemmEfficiency read_gemm(TableReader t) {
+GemmEfficiency read_gemm(TableReader t, bool grouped) {
   GemmEfficiency e;
   e.max = read_efficiency_share(t, "max", "a share of the peak");
   e.half_rows = t.number_or("half_rows", 0, 0, 1e9);
   e.half_n = t.number_or("half_n", 0, 0, 1e9);
   e.half_k = t.number_or("half_k", 0, 0, 1e9);
+  if (grouped) e.per_expert_launch = t.choice_or("launch", "one", {"one", "per_expert"}) == "per_expert";
   t.finish();
   return e;
 }
@@ -78,9 +79,10 @@ void read_gemm_dtypes(TableReader& root, const char* key, GemmEfficiency& bf16, 
   std::optional<TableReader> t = root.optional_table(key);
   if (!t) return;
   fixed_s = seconds_or_zero(*t, "fixed");
-  if (auto b = t->optional_table("bf16")) bf16 = read_gemm(*b);
+  const bool grouped = std::string_view(key) == "grouped_gemm";
+  if (auto b = t->optional_table("bf16")) bf16 = read_gemm(*b, grouped);
   fp8 = bf16;
-  if (auto f = t->optional_table("fp8")) fp8 = read_gemm(*f);
+  if (auto f = t->optional_table("fp8")) fp8 = read_gemm(*f, grouped);
   t->finish();
 }
 

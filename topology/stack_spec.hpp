@@ -30,6 +30,10 @@ struct GemmEfficiency {
   double half_rows = 0;
   double half_n = 0;
   double half_k = 0;
+  // A grouped GEMM the library issues as one GEMM per expert (grouped
+  // tables' `launch = "per_expert"`: Transformer Engine's multi-stream
+  // cuBLASLt path) rather than one kernel: the host issues each.
+  bool per_expert_launch = false;
   static double factor(double x, double half) { return half > 0 && x > 0 ? x / (x + half) : 1.0; }
   double at(double m, double n, double k) const {
     return max * factor(m, half_rows) * factor(n, half_n) * factor(k, half_k);

@@ -2,6 +2,7 @@
 #include "sim/replay/compute_calibration.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/replay/compute_precision.hpp"
 #include "sim/replay/measured_pricing.hpp"
@@ -13,6 +14,9 @@ using workloads::OpClass;
 using workloads::TaskKind;
 
 namespace {
+
+// An FP8 GEMM's activation operand quantized apart from it: an amax pass and a cast.
+constexpr int kFp8CastKernels = 2;
 
 const topology::GemmEfficiency& gemm_table(const topology::StackSpec& s, OpClass c, Dtype d) {
   const bool fp8 = d == Dtype::kFp8 || d == Dtype::kInt8;
@@ -28,23 +32,32 @@ double memory_share(const topology::StackSpec& s, const workloads::Operator& op)
   return op.backward ? s.memory_backward[c] : s.memory[c];
 }
 
-// The kernels an operator launches on this stack: one where the stack fuses it.
-int kernels_of(const workloads::Operator& op, const topology::StackSpec& s) {
+// The kernels an operator launches on this stack: one where the stack
+// fuses it, one per expert for a grouped GEMM its library issues so.
+int kernels_of(const workloads::Operator& op, const topology::StackSpec& s, Dtype d) {
   if (op.fusable && s.fused_swiglu) return 1;
   if (op.op_class == OpClass::kRouter && s.fused_router) return 1;
+  if (op.op_class == OpClass::kGroupedGemm && gemm_table(s, op.op_class, d).per_expert_launch)
+    return std::max(1, static_cast<int>(std::ceil(op.groups)));
   return op.kernels;
 }
 
 // The host's time to issue the operators' kernels: host_per_kernel each,
-// an FP8 GEMM at least the stack's host_per_fp8_gemm.
+// an FP8 GEMM call at least the stack's host_per_fp8_gemm plus its
+// operand's two quantizing kernels where the stack casts separately (each
+// of a grouped GEMM's per-expert calls).
 double host_time_s(const workloads::Operators& ops, const topology::StackSpec& s, const NpuFacts& npu,
                    std::optional<Dtype> fallback) {
   double t = 0;
   for (const workloads::Operator& op : ops) {
-    double issue = kernels_of(op, s) * s.host_per_kernel_s;
+    const Dtype d = effective_dtype(npu, op.dtype, fallback);
+    double per_kernel = s.host_per_kernel_s;
     const bool gemm = op.op_class == OpClass::kGemm || op.op_class == OpClass::kGroupedGemm;
-    if (gemm && effective_dtype(npu, op.dtype, fallback) == Dtype::kFp8) issue = std::max(issue, s.host_per_fp8_gemm_s);
-    t += issue;
+    if (gemm && d == Dtype::kFp8) {
+      per_kernel = std::max(per_kernel, s.host_per_fp8_gemm_s);
+      if (s.fp8_cast_bytes > 0) per_kernel += kFp8CastKernels * s.host_per_kernel_s;
+    }
+    t += kernels_of(op, s, d) * per_kernel;
   }
   return t;
 }
@@ -62,8 +75,9 @@ double model_time_s(const workloads::Operator& op, const topology::StackSpec& st
       const double e = gemm_table(stack, op.op_class, d).at(op.m, op.n, op.k);
       const double fixed = op.op_class == OpClass::kGroupedGemm ? stack.grouped_fixed_s : stack.gemm_fixed_s;
       body = fixed + std::max(op.flops / (e * peak_flops_per_s(npu, d)), op.bytes / (stack.gemm_memory * bw));
-      if (d == Dtype::kFp8 && stack.fp8_cast_bytes > 0)  // quantizing its activation operand, two kernels
-        body += stack.fp8_cast_bytes * op.m * op.k * op.groups / (stack.memory[0] * bw) + 2 * stack.launch_s;
+      if (d == Dtype::kFp8 && stack.fp8_cast_bytes > 0)  // quantizing its activation operand
+        body += stack.fp8_cast_bytes * op.m * op.k * op.groups / (stack.memory[0] * bw) +
+                kFp8CastKernels * kernels_of(op, stack, d) * stack.launch_s;
       break;
     }
     case OpClass::kAttention:
@@ -78,7 +92,7 @@ double model_time_s(const workloads::Operator& op, const topology::StackSpec& st
     }
     default: body = op.bytes / (memory_share(stack, op) * bw); break;
   }
-  return body + kernels_of(op, stack) * stack.launch_s;
+  return body + kernels_of(op, stack, effective_dtype(npu, op.dtype, fallback)) * stack.launch_s;
 }
 
 }  // namespace

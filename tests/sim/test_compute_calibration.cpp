@@ -231,6 +231,39 @@ TEST_CASE("task: its operators summed, never faster than the host issues them, a
         Approx(half.flops / (0.6 * 0.75 * 0.75 * 0.75 * 1e15) + 5e-6).epsilon(1e-12));
 }
 
+TEST_CASE("task: a grouped GEMM its library issues per expert costs the host one call per expert, the GPU one kernel's time",
+          "[calibration]") {
+  topology::StackSpec s = stack();
+  s.host_per_kernel_s = 11.6e-6;
+  s.host_per_fp8_gemm_s = 31.9e-6;
+  // 16 experts of 16 rows: microseconds of GPU time, below even one host call.
+  const Operator experts = workloads::gemm(16, 512, 512, Dtype::kFp8, 16);
+  const Task t = task(TaskKind::kExpertGemm, {experts});
+  CHECK(sim::calibrated_time_s(t, 0, s, npu(), std::nullopt) == Approx(31.9e-6).epsilon(1e-12));  // one kernel
+  s.grouped_fp8.per_expert_launch = true;
+  CHECK(sim::calibrated_time_s(t, 0, s, npu(), std::nullopt) == Approx(16 * 31.9e-6).epsilon(1e-12));
+  // Each call also pays the GPU's launch gap; the kernels' work is the grouped one's.
+  CHECK(priced(experts, s) == Approx(priced(experts) + 15 * 5e-6).epsilon(1e-12));
+  // Where the stack quantizes the operand apart (an amax pass and a cast), the host issues those two per call too.
+  s.fp8_cast_bytes = 5;
+  CHECK(sim::calibrated_time_s(t, 0, s, npu(), std::nullopt) ==
+        Approx(16 * (31.9e-6 + 2 * 11.6e-6)).epsilon(1e-12));
+  // A BF16 grouped GEMM on the same stack stays one kernel at host_per_kernel.
+  const Operator bf16 = workloads::gemm(16, 512, 512, Dtype::kBf16, 16);
+  CHECK(sim::calibrated_time_s(task(TaskKind::kExpertGemm, {bf16}), 0, s, npu(), std::nullopt) ==
+        Approx(std::max(priced(bf16, s), 11.6e-6)).epsilon(1e-12));
+  // The stacks: Transformer Engine's FP8 grouped GEMM is per expert on Hopper (its single-kernel
+  // CUTLASS path is BF16 on Hopper only) and every precision's on Blackwell.
+  const topology::StackSpec hopper = topology::load_stack("hopper-megatron", nullptr, "H100 SXM", "test");
+  CHECK(hopper.grouped_fp8.per_expert_launch);
+  CHECK_FALSE(hopper.grouped_bf16.per_expert_launch);
+  CHECK(hopper.grouped_fp8.max == topology::load_stack("hopper-eager", nullptr, "H100 SXM", "test").grouped_fp8.max);
+  const topology::StackSpec blackwell = topology::load_stack("blackwell-megatron", nullptr, "B200 (DGX B200)", "test");
+  CHECK(blackwell.grouped_fp8.per_expert_launch);
+  CHECK(blackwell.grouped_bf16.per_expert_launch);
+  CHECK_FALSE(topology::load_stack("hopper-deepseek", nullptr, "H800 SXM", "test").grouped_fp8.per_expert_launch);
+}
+
 TEST_CASE("calibration: rescaled amounts take the priced time on the roofline", "[calibration]") {
   workloads::TaskGraph g;
   g.ranks = 2;
