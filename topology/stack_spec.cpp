@@ -58,7 +58,10 @@ GemmEfficiency read_gemm(TableReader t, bool grouped) {
   e.half_rows = t.number_or("half_rows", 0, 0, 1e9);
   e.half_n = t.number_or("half_n", 0, 0, 1e9);
   e.half_k = t.number_or("half_k", 0, 0, 1e9);
-  if (grouped) e.per_expert_launch = t.choice_or("launch", "one", {"one", "per_expert"}) == "per_expert";
+  if (grouped) {
+    e.per_expert_launch = t.choice_or("launch", "one", {"one", "per_expert"}) == "per_expert";
+    if (t.has("memory")) e.memory = read_efficiency_share(t, "memory", "a share of the HBM bandwidth");
+  }
   t.finish();
   return e;
 }

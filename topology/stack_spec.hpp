@@ -34,6 +34,10 @@ struct GemmEfficiency {
   // tables' `launch = "per_expert"`: Transformer Engine's multi-stream
   // cuBLASLt path) rather than one kernel: the host issues each.
   bool per_expert_launch = false;
+  // A grouped GEMM's own weight-streaming share of the HBM bandwidth (grouped
+  // tables' `memory`; 0: the dense GEMMs' `[memory] gemm`): at few rows per
+  // expert each expert's weights are read once, at the grouped kernel's rate.
+  double memory = 0;
   static double factor(double x, double half) { return half > 0 && x > 0 ? x / (x + half) : 1.0; }
   double at(double m, double n, double k) const {
     return max * factor(m, half_rows) * factor(n, half_n) * factor(k, half_k);

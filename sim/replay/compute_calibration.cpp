@@ -72,9 +72,11 @@ double model_time_s(const workloads::Operator& op, const topology::StackSpec& st
     case OpClass::kGemm:
     case OpClass::kGroupedGemm: {
       const Dtype d = effective_dtype(npu, op.dtype, fallback);
-      const double e = gemm_table(stack, op.op_class, d).at(op.m, op.n, op.k);
+      const topology::GemmEfficiency& table = gemm_table(stack, op.op_class, d);
+      const double e = table.at(op.m, op.n, op.k);
       const double fixed = op.op_class == OpClass::kGroupedGemm ? stack.grouped_fixed_s : stack.gemm_fixed_s;
-      body = fixed + std::max(op.flops / (e * peak_flops_per_s(npu, d)), op.bytes / (stack.gemm_memory * bw));
+      const double memory = table.memory > 0 ? table.memory : stack.gemm_memory;
+      body = fixed + std::max(op.flops / (e * peak_flops_per_s(npu, d)), op.bytes / (memory * bw));
       if (d == Dtype::kFp8 && stack.fp8_cast_bytes > 0)  // quantizing its activation operand
         body += stack.fp8_cast_bytes * op.m * op.k * op.groups / (stack.memory[0] * bw) +
                 kFp8CastKernels * kernels_of(op, stack, d) * stack.launch_s;

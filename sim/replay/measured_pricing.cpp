@@ -131,7 +131,7 @@ double measured_factor(const Operator& op, Dtype dtype, const topology::StackSpe
   std::vector<double> figures = {npu.flops_bf16_per_s, npu.flops_fp8_per_s, npu.hbm_bandwidth_Bps, stack.gemm_memory,
                                  stack.gemm_fixed_s, stack.grouped_fixed_s, stack.launch_s, stack.fp8_cast_bytes};
   for (const topology::GemmEfficiency& e : {stack.gemm_bf16, stack.gemm_fp8, stack.grouped_bf16, stack.grouped_fp8})
-    figures.insert(figures.end(), {e.max, e.half_rows, e.half_n, e.half_k});
+    figures.insert(figures.end(), {e.max, e.half_rows, e.half_n, e.half_k, e.memory, e.per_expert_launch ? 1.0 : 0.0});
   for (const topology::AttentionEfficiency& e : {stack.attention, stack.attention_backward})
     figures.insert(figures.end(), {e.max, e.half_dim, e.half_context});
   figures.insert(figures.end(), stack.memory.begin(), stack.memory.end());

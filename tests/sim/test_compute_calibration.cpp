@@ -122,6 +122,16 @@ TEST_CASE("operator: a grouped GEMM at its rows per expert; its backward a dgrad
   CHECK(b[1].k == 300);
   CHECK(b[0].flops + b[1].flops == 2 * up.flops);
   CHECK(b[1].op_class == OpClass::kGroupedGemm);
+  // Few rows per expert: each expert's weights stream at the grouped kernel's
+  // own share of the HBM bandwidth where the stack gives one, else the dense GEMMs'.
+  topology::StackSpec s = stack();
+  s.gemm_memory = 0.8;
+  const Operator thin = workloads::gemm(8, 4096, 4096, Dtype::kFp8, 32);
+  CHECK(priced(thin, s) == Approx(thin.bytes / (0.8 * 2e12) + 5e-6).epsilon(1e-12));
+  s.grouped_fp8.memory = 0.5;
+  CHECK(priced(thin, s) == Approx(thin.bytes / (0.5 * 2e12) + 5e-6).epsilon(1e-12));
+  const Operator dense = workloads::gemm(8, 4096, 4096, Dtype::kFp8);  // a dense GEMM keeps the dense share
+  CHECK(priced(dense, s) == Approx(dense.bytes / (0.8 * 2e12) + 5e-6).epsilon(1e-12));
 }
 
 TEST_CASE("operator: the attention core by head width and context; its backward 2.5x at its own rate",
@@ -305,6 +315,9 @@ TEST_CASE("stack presets: hopper-eager lands on its calibration rows of the H200
   CHECK(gemm(workloads::gemm(4096, 36864, 7168, Dtype::kFp8)) == Approx(1.633089e-03).epsilon(0.005));  // dsv3.dense_up.fwd
   CHECK(gemm(workloads::gemm(4096, 7168, 256, Dtype::kFp8)) == Approx(4.415808e-05).epsilon(0.005));    // trend.k K=256
   CHECK(gemm(workloads::gemm(4096, 4096, 7168, Dtype::kBf16, 8)) == Approx(2.815203e-03).epsilon(0.005));  // grouped up
+  // The grouped kernels' weight streaming, each dtype's: dsv3.up 32 x 128 rows.
+  CHECK(gemm(workloads::gemm(128, 4096, 7168, Dtype::kBf16, 32)) == Approx(5.612722e-04).epsilon(0.005));
+  CHECK(gemm(workloads::gemm(128, 4096, 7168, Dtype::kFp8, 32)) == Approx(3.895204e-04).epsilon(0.005));
   // The kernel's fixed time on a 29 MB weight read, the GEMMs' memory roofline
   // on a 235 MB one (M = 64), FP8's host time per call where the GPU is quicker.
   CHECK(gemm(workloads::gemm(64, 7168, 2048, Dtype::kBf16)) == Approx(1.517264e-05).epsilon(0.005));
