@@ -141,6 +141,15 @@ SentBytes sent_bytes(const workloads::TaskGraph& graph, const workloads::Task& t
   return out;
 }
 
+// The rank to name for the largest of `per_rank` (`max_s`): the first
+// within 1e-9 of it, so that ranks doing the same work, whose times differ
+// only in their last bits, give the same name however the replay rounded.
+int slowest_rank(const std::vector<double>& per_rank, double max_s) {
+  for (std::size_t r = 0; r < per_rank.size(); ++r)
+    if (per_rank[r] >= max_s * (1 - 1e-9)) return static_cast<int>(r);
+  return per_rank.empty() ? -1 : 0;
+}
+
 // A collective row: per rank, the spans and bounds of the row's collectives
 // it takes part in (with pipeline stages, its own stage's); the bytes per
 // rank are the mean over all ranks, the rate is per sending rank.
@@ -168,11 +177,9 @@ ReportRow collective_row(const std::string& name, const std::vector<int>& tasks,
     row.sim_s += sim_s[r] / ranks;
     row.bound_s += bound_s[r] / ranks;
     row.bound_max_s = std::max(row.bound_max_s, bound_s[r]);
-    if (sim_s[r] > row.sim_max_s) {
-      row.sim_max_s = sim_s[r];
-      row.max_rank = static_cast<int>(r);
-    }
+    row.sim_max_s = std::max(row.sim_max_s, sim_s[r]);
   }
+  row.max_rank = slowest_rank(sim_s, row.sim_max_s);
   // Every rank alike (no stages): no rank to name.
   if (!(row.sim_max_s > row.sim_s * (1 + 1e-12))) {
     row.sim_max_s = row.sim_s;
@@ -201,11 +208,9 @@ ReportRow compute_row(TaskKind kind, const std::vector<double>& sim_s, const std
     row.sim_s += sim_s[r] / n;
     row.bound_s += bound_s[r] / n;
     row.bound_max_s = std::max(row.bound_max_s, bound_s[r]);
-    if (sim_s[r] > row.sim_max_s || row.max_rank < 0) {
-      row.sim_max_s = sim_s[r];
-      row.max_rank = static_cast<int>(r);
-    }
+    row.sim_max_s = std::max(row.sim_max_s, sim_s[r]);
   }
+  row.max_rank = slowest_rank(sim_s, row.sim_max_s);
   const bool slowed = above(row.sim_s, row.bound_s) || above(row.sim_max_s, row.bound_max_s);
   row.cause = slowed ? "compute/HBM shared with communication kernels" : "on the bound";
   // The mean hides a hot rank: say so whenever the max stands out.

@@ -219,6 +219,24 @@ TEST_CASE("phase rows show the hot rank's max beside the mean and name it") {
   CHECK(json.find("\"max_rank\": 5") != std::string::npos);
 }
 
+TEST_CASE("a phase row names the first of the ranks whose times tie to rounding, and a rank clearly slower") {
+  // Ranks 1 and 3 run the most work, rank 3 more by a part in 1e12 (a last-bit difference).
+  // Each simulation in a child: the rank the row names, then its cause.
+  const auto named = [](double rank3_scale) {
+    return in_child([rank3_scale] {
+      auto graph = one_compute_task(4, 2, Dtype::kBf16, {1e12, 2e12, 1e12, 2e12 * rank3_scale}, {1e9, 1e9, 1e9, 1e9});
+      Simulation s = simulate(platform_path("two_nodes"), graph);
+      const ReportRow& row = phase(s.report, "expert GEMM");
+      return fmt::format("{} {}", row.max_rank, row.cause);
+    });
+  };
+  const std::string tie = named(1 + 1e-12);
+  CHECK(tie.rfind("1 ", 0) == 0);
+  CHECK(tie.find("skew: rank 1 ") != std::string::npos);
+  // A part in 1e6 is not rounding: the slower rank is named.
+  CHECK(named(1 + 1e-6).rfind("3 ", 0) == 0);
+}
+
 TEST_CASE("idle time waiting at the all-to-alls for the hot rank is reported as load skew, apart from the bubble") {
   // Serial schedule, one hot rank: after each dispatch every rank runs its
   // experts, and the combine starts when the hot rank's are done; each
