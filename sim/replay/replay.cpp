@@ -135,6 +135,19 @@ class Driver {
     if (plan_bounds_ != nullptr) plan_bounds_->assign(graph.tasks.size(), -1.0);
     timeline_.link_bytes.assign(platform_.links.size(), 0.0);
     is_hbm_link_.assign(platform_.links.size(), 0);
+    npu_load_.assign(platform_.npus.size(), 0);
+    kernel_on_.assign(platform_.npus.size(), nullptr);
+    marked_npu_.assign(platform_.npus.size(), 0);
+    alone_on_.assign(platform_.npus.size(), std::nullopt);
+    if (options_.alone_kernels) {
+      // What SimGrid itself divides by: the host's speed and its HBM link's bandwidth.
+      alone_caps_.resize(platform_.npus.size());
+      for (std::size_t n = 0; n < platform_.npus.size(); ++n) {
+        const int hbm = platform_.npus[n].hbm_link;
+        alone_caps_[n] = {hosts_[n]->get_speed(),
+                          hbm < 0 ? 0.0 : s4u::Link::by_name(platform_.links[static_cast<std::size_t>(hbm)].name)->get_bandwidth()};
+      }
+    }
     for (const NpuFacts& npu : platform_.npus)
       if (npu.hbm_link >= 0) is_hbm_link_[static_cast<std::size_t>(npu.hbm_link)] = 1;
     check_graph();
@@ -170,24 +183,32 @@ class Driver {
         if (pending_[slot(t.id, r)] == 0 && active(t, r)) became_ready(t.id, r);
     for (int r = 0; r < ranks_; ++r) touch(r);
     drain();
-    while (!running_.empty() || !delayed_.empty()) {
-      // Activities whose latency has passed start first; the wait ends at
-      // the next completion or the next such start, whichever comes first.
+    while (!running_.empty() || !delayed_.empty() || !alone_.empty()) {
+      // Kernels alone that are due end first (a round starting at that
+      // instant finds their NPUs free), then activities whose latency has
+      // passed start; the wait ends at the next completion, the next such
+      // start or the next kernel alone's end, whichever comes first.
+      if (!alone_.empty() && alone_.begin()->first.first <= now_s()) {
+        finish_alone(now_s());
+        drain();
+        continue;
+      }
       if (!delayed_.empty() && delayed_.front().at_s <= now_s()) {
         start_due(false);
         continue;
       }
+      const double wake_s = next_wake_s();
       if (running_.empty()) {
-        s4u::this_actor::sleep_until(t0_s_ + delayed_.front().at_s);
+        s4u::this_actor::sleep_until(t0_s_ + wake_s);
         sample_progress(meta_.size(), now_s());
-        start_due(true);
+        woke(wake_s);
         continue;
       }
-      const ssize_t i = delayed_.empty() ? s4u::Activity::wait_any(running_)
-                                         : s4u::Activity::wait_any_for(running_, delayed_.front().at_s - now_s());
+      const ssize_t i = wake_s == kNever ? s4u::Activity::wait_any(running_)
+                                         : s4u::Activity::wait_any_for(running_, wake_s - now_s());
       if (i < 0 || static_cast<std::size_t>(i) >= running_.size()) {
         sample_progress(meta_.size(), now_s());
-        start_due(true);
+        woke(wake_s);
         continue;
       }
       const double now = now_s();
@@ -197,11 +218,21 @@ class Driver {
       std::swap(meta_[i], meta_.back());
       running_.pop_back();
       meta_.pop_back();
+      for (int npu : done.loads) {
+        --npu_load_[static_cast<std::size_t>(npu)];
+        if (done.kernel) kernel_on_[static_cast<std::size_t>(npu)] = nullptr;
+      }
+      // Kernels alone ending at this very instant end before what it starts.
+      if (!alone_.empty() && alone_.begin()->first.first <= now) finish_alone(now);
       if (done.rank >= 0) {
         for (int r : done.group) finish_compute(done.task, r, done.start_s, now);
       } else
         step_done(done.task, done.step);
       drain();
+      // A round that ended may leave kernels alone on its NPUs (unless
+      // what just started shares them).
+      if (done.rank < 0)
+        for (int npu : done.loads) unshare_kernel(npu);
       if (options_.on_progress && ++ended_ % kProgressEvery == 0)
         options_.on_progress(now, static_cast<double>(finished_ - not_run_) /
                                       (graph_.tasks.size() * static_cast<double>(ranks_) - not_run_));
@@ -215,6 +246,17 @@ class Driver {
   Timeline take() { return std::move(timeline_); }
 
  private:
+  // A compute part's whole work as a SimGrid activity, and how long it
+  // takes alone: the fair-bottleneck solver gives an activity alone on its
+  // resources the largest rate they allow, min over them of capacity /
+  // amount, and a fused group one rate, the smallest of its parts'.
+  struct KernelWork {
+    std::vector<s4u::Host*> hosts;
+    std::vector<double> flops;  // at host-speed scale, per host
+    double hbm_bytes = 0;       // per host
+    double duration_s = 0;      // alone; 0: not known (the solver times it)
+  };
+
   struct Running {
     TaskId task = 0;
     int rank = -1;  // -1: a collective round
@@ -226,7 +268,11 @@ class Driver {
     LinkProgress progress;
     bool stand_ins = false;  // a dispatch/combine round carrying solver stand-ins (solver_transfers)
     double left_scale = 1;   // share of the round's work `exec` started with (less once replaced)
+    std::vector<int> loads;  // the NPUs whose compute or HBM it uses while it runs (none: a timer)
+    // A compute part: its whole work (ReplayOptions::alone_kernels).
+    std::shared_ptr<const KernelWork> kernel;
   };
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
 
   // An activity waiting for its latency to pass (see PendingExec).
   struct Delayed {
@@ -409,7 +455,7 @@ class Driver {
                task.hbm_bytes[starting_[j].second] == task.hbm_bytes[r])
           ++j;
       }
-      Running run{t, r, now, {}, {}, 0, {}, {}};
+      Running run{t, r, now, {}, {}, 0, {}, {}, false, 1, {}, {}};
       std::vector<s4u::Host*> hosts;
       std::vector<double> flops;
       for (std::size_t k = i; k < j; ++k) {
@@ -426,10 +472,20 @@ class Driver {
           if (options_.record_link_spans) run.link_bytes.emplace_back(facts.hbm_link, bytes);
         }
       }
-      // HBM loopback routes have no latency (discover_platform checks it).
-      launch(j - i == 1 ? roofline_exec(hosts[0], flops[0], task.hbm_bytes[r])
-                        : fused_roofline_exec(hosts, flops, task.hbm_bytes[r]),
-             std::move(run), 0.0);
+      for (int rank : run.group) run.loads.push_back(placement_.npu_of_rank[rank]);
+      if (options_.alone_kernels) {
+        run.kernel = kernel_work(run.loads, std::move(hosts), std::move(flops), task.hbm_bytes[r]);
+        if (run.kernel->duration_s > 0 && quiet(run.loads)) {
+          ++timeline_.activities;
+          go_alone(std::move(run), 1.0);
+        } else {
+          const s4u::ExecPtr exec = kernel_exec(*run.kernel, 1.0);
+          launch(exec, std::move(run), 0.0);
+        }
+      } else {
+        // HBM loopback routes have no latency (discover_platform checks it).
+        launch(kernel_exec(KernelWork{hosts, flops, task.hbm_bytes[r], 0}, 1.0), std::move(run), 0.0);
+      }
       i = j;
     }
     starting_.clear();
@@ -448,12 +504,136 @@ class Driver {
     meta_.push_back(std::move(run));
   }
 
-  // Starts `exec`; its link bytes are recorded from now on.
+  // `share` of a kernel's work as one SimGrid activity.
+  static s4u::ExecPtr kernel_exec(const KernelWork& work, double share) {
+    if (work.hosts.size() == 1) return roofline_exec(work.hosts[0], work.flops[0] * share, work.hbm_bytes * share);
+    std::vector<double> flops = work.flops;
+    for (double& f : flops) f *= share;
+    return fused_roofline_exec(work.hosts, flops, work.hbm_bytes * share);
+  }
+
+  std::shared_ptr<const KernelWork> kernel_work(const std::vector<int>& npus, std::vector<s4u::Host*> hosts,
+                                                std::vector<double> flops, double hbm_bytes) const {
+    double rate = kNever;
+    for (std::size_t k = 0; k < hosts.size(); ++k) {
+      const auto [speed, hbm_Bps] = alone_caps_[static_cast<std::size_t>(npus[k])];
+      if (flops[k] > 0) rate = std::min(rate, speed / flops[k]);
+      if (hbm_bytes > 0) rate = std::min(rate, hbm_Bps / hbm_bytes);
+    }
+    // No finite positive rate (an NPU without an HBM link): the solver times it.
+    const double duration_s = rate > 0 && rate < kNever ? 1.0 / rate : 0.0;
+    return std::make_shared<const KernelWork>(KernelWork{std::move(hosts), std::move(flops), hbm_bytes, duration_s});
+  }
+
+  // Whether nothing uses `npus`' compute or HBM: no SimGrid activity, no kernel alone.
+  bool quiet(const std::vector<int>& npus) const {
+    return std::all_of(npus.begin(), npus.end(), [this](int npu) {
+      return npu_load_[static_cast<std::size_t>(npu)] == 0 && !alone_on_[static_cast<std::size_t>(npu)];
+    });
+  }
+
+  // Starts `exec`; its link bytes are recorded from now on. A kernel alone
+  // on one of the NPUs it loads goes on as a SimGrid activity first.
   void begin(const s4u::ExecPtr& exec, Running& run) {
+    for (int npu : run.loads) {
+      if (alone_on_[static_cast<std::size_t>(npu)]) share_alone(npu);
+      ++npu_load_[static_cast<std::size_t>(npu)];
+      if (run.kernel) kernel_on_[static_cast<std::size_t>(npu)] = exec.get();
+    }
     exec->start();
     if (!options_.record_link_spans) return;
     run.exec = exec;
-    run.progress = LinkProgress(std::move(run.link_bytes), now_s());
+    if (run.progress.empty()) run.progress = LinkProgress(std::move(run.link_bytes), now_s());
+  }
+
+  // Runs the `left` share of a compute part's work alone, outside the solver.
+  void go_alone(Running run, double left) {
+    const double now = now_s();
+    if (options_.record_link_spans && run.progress.empty()) run.progress = LinkProgress(std::move(run.link_bytes), now);
+    const std::pair<double, std::size_t> key{now + left * run.kernel->duration_s, alone_seq_++};
+    for (int npu : run.loads) alone_on_[static_cast<std::size_t>(npu)] = key;
+    alone_.emplace(key, std::move(run));
+  }
+
+  // Something starts to share NPU `npu` with the kernel alone on it: the
+  // kernel goes on as a SimGrid activity with the work it has left (the
+  // kernels alone that were due have ended, so some is left).
+  void share_alone(int npu) {
+    auto node = alone_.extract(*alone_on_[static_cast<std::size_t>(npu)]);
+    Running& run = node.mapped();
+    for (int n : run.loads) alone_on_[static_cast<std::size_t>(n)].reset();
+    const double now = now_s();
+    const double left = (node.key().first - now) / run.kernel->duration_s;
+    if (!run.progress.empty()) run.progress.sample(now, left, timeline_.link_spans);
+    const s4u::ExecPtr exec = kernel_exec(*run.kernel, left);
+    run.left_scale = left;
+    begin(exec, run);
+    running_.push_back(exec);
+    meta_.push_back(std::move(run));
+  }
+
+  // NPU `npu`'s SimGrid kernel may be alone again now that what shared it
+  // has ended: if nothing else uses its NPUs, it goes on outside the solver
+  // with the work it has left.
+  void unshare_kernel(int npu) {
+    const s4u::Exec* kernel = kernel_on_[static_cast<std::size_t>(npu)];
+    if (kernel == nullptr || npu_load_[static_cast<std::size_t>(npu)] != 1) return;
+    const auto k = static_cast<std::size_t>(
+        std::find_if(running_.begin(), running_.end(), [kernel](const s4u::ActivityPtr& a) { return a.get() == kernel; }) -
+        running_.begin());
+    if (k == running_.size()) throw InternalError("replay: a kernel on an NPU is not among the running activities");
+    const Running& run = meta_[k];
+    if (!(run.kernel->duration_s > 0)) return;
+    for (int n : run.loads)
+      if (npu_load_[static_cast<std::size_t>(n)] != 1) return;
+    auto* exec = static_cast<s4u::Exec*>(running_[k].get());
+    const double left = meta_[k].left_scale * exec->get_remaining_ratio();
+    if (!(left > 0)) return;  // ending now: let SimGrid end it
+    exec->cancel();
+    std::swap(running_[k], running_.back());
+    std::swap(meta_[k], meta_.back());
+    running_.pop_back();
+    Running moved = std::move(meta_.back());
+    meta_.pop_back();
+    for (int n : moved.loads) {
+      --npu_load_[static_cast<std::size_t>(n)];
+      kernel_on_[static_cast<std::size_t>(n)] = nullptr;
+    }
+    if (!moved.progress.empty()) moved.progress.sample(now_s(), left, timeline_.link_spans);
+    moved.exec = nullptr;
+    go_alone(std::move(moved), left);
+  }
+
+  // Ends the kernels alone due by `due_s` (the earliest first).
+  void finish_alone(double due_s) {
+    const double now = now_s();
+    while (!alone_.empty() && alone_.begin()->first.first <= due_s) {
+      auto node = alone_.extract(alone_.begin());
+      Running& run = node.mapped();
+      for (int n : run.loads) alone_on_[static_cast<std::size_t>(n)].reset();
+      if (!run.progress.empty()) run.progress.finish(now, timeline_.link_spans);
+      for (int r : run.group) finish_compute(run.task, r, run.start_s, now);
+      ++ended_;
+    }
+  }
+
+  // When the replay next has something to do besides completions: a
+  // delayed activity's start or a kernel alone's end; kNever for none.
+  double next_wake_s() const {
+    double at = delayed_.empty() ? kNever : delayed_.front().at_s;
+    if (!alone_.empty()) at = std::min(at, alone_.begin()->first.first);
+    return at;
+  }
+
+  // The engine woke up for `wake_s` (to the clock's rounding): what was due
+  // then happens now, kernels alone ending before activities starting.
+  void woke(double wake_s) {
+    if (!alone_.empty() && alone_.begin()->first.first <= wake_s) {
+      finish_alone(std::max(wake_s, now_s()));
+      drain();
+    } else {
+      start_due(true);
+    }
   }
 
   // Starts the delayed activities that are due (with `first`, at least the
@@ -548,8 +728,16 @@ class Driver {
     run.started[i] = true;
     run.outstanding[i] = static_cast<int>(execs.size());
     collective_activities_ += static_cast<int>(execs.size());
+    const std::vector<int> phase_npus =
+        options_.alone_kernels && !phase.per_transfer ? npus_of(phase) : std::vector<int>();
     for (std::size_t k = 0; k < execs.size(); ++k) {
-      Running r{t, -1, now, {}, {}, i, {}, {}};
+      Running r{t, -1, now, {}, {}, i, {}, {}, false, 1, {}, {}};
+      if (options_.alone_kernels && !execs[k].timer) {
+        if (phase.per_transfer)
+          r.loads = {phase.transfers[k].src_npu, phase.transfers[k].dst_npu};
+        else
+          r.loads = phase_npus;
+      }
       r.stand_ins = !execs[k].timer && carried != nullptr && !phase.per_transfer &&
                     !same_transfers(*carried, phase.transfers);
       if (options_.record_link_spans && !execs[k].timer) {
@@ -566,6 +754,22 @@ class Driver {
       }
       launch(execs[k].exec, std::move(r), execs[k].latency_s);
     }
+  }
+
+  // The NPUs a round of `phase` uses, ascending: its transfers' ends (a
+  // route runs from one HBM to the other over links between NPUs, and the
+  // held compute is the ends'; solver stand-ins keep to the same NPUs).
+  std::vector<int> npus_of(const CollectivePhase& phase) {
+    std::vector<int> out;
+    for (const Transfer& tr : phase.transfers)
+      for (int npu : {tr.src_npu, tr.dst_npu})
+        if (!marked_npu_[static_cast<std::size_t>(npu)]) {
+          marked_npu_[static_cast<std::size_t>(npu)] = 1;
+          out.push_back(npu);
+        }
+    for (int npu : out) marked_npu_[static_cast<std::size_t>(npu)] = 0;
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
   // The links phase p of `run` crosses and their bytes, found once.
@@ -739,6 +943,13 @@ class Driver {
   std::vector<s4u::ActivityPtr> running_;
   std::vector<Running> meta_;
   std::vector<Delayed> delayed_;  // a heap by (at_s, seq)
+  std::map<std::pair<double, std::size_t>, Running> alone_;  // kernels alone by (end, seq)
+  std::size_t alone_seq_ = 0;
+  std::vector<std::optional<std::pair<double, std::size_t>>> alone_on_;  // per NPU: the kernel alone on it
+  std::vector<int> npu_load_;  // per NPU: SimGrid activities running that use its compute or HBM
+  std::vector<const s4u::Exec*> kernel_on_;  // per NPU: the SimGrid kernel running on it, if any
+  std::vector<char> marked_npu_;  // npus_of's working memory, all 0 between calls
+  std::vector<std::pair<double, double>> alone_caps_;  // per NPU: host speed (FLOP/s), HBM bandwidth (B/s)
   std::size_t delayed_seq_ = 0;
   double t0_s_ = 0;               // engine clock when the replay began
   std::size_t finished_ = 0;

@@ -56,6 +56,14 @@ struct ReplayOptions {
   // same times with far fewer SimGrid constraints. false: every round
   // carries its own transfers (tests compare the two).
   bool solver_stand_ins = true;
+  // A compute part whose NPUs nothing else loads (no collective round's
+  // transfers or held compute, no other kernel) runs outside SimGrid's
+  // solver, timed by the rate the solver gives a lone activity; it becomes
+  // a SimGrid activity with its remaining work when something starts to
+  // share its NPU. The same times (to rounding) at a fraction of the
+  // solver's work. false: every part is a SimGrid activity (tests compare
+  // the two).
+  bool alone_kernels = true;
   bool record_link_spans = true;  // needed for trace counters; costs memory at large EP
   // The workload's precision.gemm_fallback: the dtype whose peak a compute
   // kernel runs at when its NPU lacks the kernel's dtype; unset: such a
