@@ -211,7 +211,8 @@ std::vector<PendingExec> round_transfer_execs(const CollectivePhase& phase, cons
                          ->set_hosts({hosts[t.src_npu], hosts[t.dst_npu]})
                          ->set_flops_amounts({src_flops, dst_flops})
                          ->set_bytes_amounts({0.0, t.bytes * scale, 0.0, 0.0}),
-                     latency ? phase.setup_s + route_latency_s(platform, t.src_npu, t.dst_npu) : 0.0});
+                     latency ? phase.setup_s + route_latency_s(platform, t.src_npu, t.dst_npu) : 0.0, false,
+                     {std::min(t.src_npu, t.dst_npu), std::max(t.src_npu, t.dst_npu)}});
     }
     return out;
   }
@@ -246,7 +247,7 @@ std::vector<PendingExec> round_transfer_execs(const CollectivePhase& phase, cons
   for (const Transfer& t : ptask_entries(between, platform))
     bytes[slot(t.src_npu) * n + slot(t.dst_npu)] += t.bytes * scale;
   out.push_back({s4u::Exec::init()->set_hosts(ptask_hosts)->set_flops_amounts(flops)->set_bytes_amounts(bytes),
-                 latency ? nominal.latency_s : 0.0});
+                 latency ? nominal.latency_s : 0.0, false, std::move(npus)});
   return out;
 }
 

@@ -38,6 +38,8 @@ struct PendingExec {
   // An empty activity that only marks a time: a round's floor (its
   // kernel's copies) or a control phase; it carries no bytes.
   bool timer = false;
+  // The NPUs whose compute or HBM it uses while it runs, ascending (none: a timer).
+  std::vector<int> npus = {};
 };
 
 // The activities of one round of `phase`, every transfer carrying `share`

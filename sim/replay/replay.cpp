@@ -137,7 +137,6 @@ class Driver {
     is_hbm_link_.assign(platform_.links.size(), 0);
     npu_load_.assign(platform_.npus.size(), 0);
     kernel_on_.assign(platform_.npus.size(), nullptr);
-    marked_npu_.assign(platform_.npus.size(), 0);
     alone_on_.assign(platform_.npus.size(), std::nullopt);
     if (options_.alone_kernels) {
       // What SimGrid itself divides by: the host's speed and its HBM link's bandwidth.
@@ -728,16 +727,8 @@ class Driver {
     run.started[i] = true;
     run.outstanding[i] = static_cast<int>(execs.size());
     collective_activities_ += static_cast<int>(execs.size());
-    const std::vector<int> phase_npus =
-        options_.alone_kernels && !phase.per_transfer ? npus_of(phase) : std::vector<int>();
     for (std::size_t k = 0; k < execs.size(); ++k) {
-      Running r{t, -1, now, {}, {}, i, {}, {}, false, 1, {}, {}};
-      if (options_.alone_kernels && !execs[k].timer) {
-        if (phase.per_transfer)
-          r.loads = {phase.transfers[k].src_npu, phase.transfers[k].dst_npu};
-        else
-          r.loads = phase_npus;
-      }
+      Running r{t, -1, now, {}, {}, i, {}, {}, false, 1, std::move(execs[k].npus), {}};
       r.stand_ins = !execs[k].timer && carried != nullptr && !phase.per_transfer &&
                     !same_transfers(*carried, phase.transfers);
       if (options_.record_link_spans && !execs[k].timer) {
@@ -754,22 +745,6 @@ class Driver {
       }
       launch(execs[k].exec, std::move(r), execs[k].latency_s);
     }
-  }
-
-  // The NPUs a round of `phase` uses, ascending: its transfers' ends (a
-  // route runs from one HBM to the other over links between NPUs, and the
-  // held compute is the ends'; solver stand-ins keep to the same NPUs).
-  std::vector<int> npus_of(const CollectivePhase& phase) {
-    std::vector<int> out;
-    for (const Transfer& tr : phase.transfers)
-      for (int npu : {tr.src_npu, tr.dst_npu})
-        if (!marked_npu_[static_cast<std::size_t>(npu)]) {
-          marked_npu_[static_cast<std::size_t>(npu)] = 1;
-          out.push_back(npu);
-        }
-    for (int npu : out) marked_npu_[static_cast<std::size_t>(npu)] = 0;
-    std::sort(out.begin(), out.end());
-    return out;
   }
 
   // The links phase p of `run` crosses and their bytes, found once.
@@ -948,7 +923,6 @@ class Driver {
   std::vector<std::optional<std::pair<double, std::size_t>>> alone_on_;  // per NPU: the kernel alone on it
   std::vector<int> npu_load_;  // per NPU: SimGrid activities running that use its compute or HBM
   std::vector<const s4u::Exec*> kernel_on_;  // per NPU: the SimGrid kernel running on it, if any
-  std::vector<char> marked_npu_;  // npus_of's working memory, all 0 between calls
   std::vector<std::pair<double, double>> alone_caps_;  // per NPU: host speed (FLOP/s), HBM bandwidth (B/s)
   std::size_t delayed_seq_ = 0;
   double t0_s_ = 0;               // engine clock when the replay began
