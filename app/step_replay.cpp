@@ -74,10 +74,12 @@ Replayed replay_step(const workloads::WorkloadSpec& w, const StepPlan& plan, con
   started(1, 2, st.first);
   // Only a's report and tail starts are kept: its graph and timeline go before b's are made.
   sim::Report report_a;
+  sim::ReportSums sums_a;
   std::vector<double> tails_a;
   {
-    const Replayed a = replay(wa, scenario_of(scenario, wa));
-    report_a = a.simulation.report;
+    Replayed a = replay(wa, scenario_of(scenario, wa));
+    report_a = std::move(a.simulation.report);
+    sums_a = std::move(a.simulation.sums);
     tails_a = sim::last_forward_starts_s(a.simulation.timeline, a.graph);
   }
   started(2, 2, st.first + st.delta);
@@ -111,7 +113,8 @@ Replayed replay_step(const workloads::WorkloadSpec& w, const StepPlan& plan, con
     return finish(replay(plan.replayed, scenario));
   }
   const double k = static_cast<double>(w.parallel.micro_batches - reduction.micro_batches_b) / st.delta;
-  sim::Report report = sim::extrapolate_report(report_a, b.simulation.report, k);
+  sim::Carried carried = sim::extrapolate_report(report_a, sums_a, b.simulation.report, b.simulation.sums, k, platform);
+  sim::Report& report = carried.report;
   report.scenario = scenario;
   report.activities = report_a.activities + b.simulation.report.activities;
   report.throughput = {};
@@ -120,6 +123,7 @@ Replayed replay_step(const workloads::WorkloadSpec& w, const StepPlan& plan, con
   report.scenario.stack = b.simulation.report.scenario.stack;
   sim::add_throughput(report, platform, b.simulation.placement, b.simulation.options.compute_fallback);
   b.simulation.report = std::move(report);
+  b.simulation.sums = std::move(carried.sums);
   return finish(std::move(b));
 }
 

@@ -108,7 +108,8 @@ Simulation simulate_on(OpenPlatform& open, const workloads::TaskGraph& graph, co
     for (const workloads::Task& t : graph.tasks) fill_routed(t.id);
   calibrated.dropped_picks = graph.dropped_picks;  // counted as the routing arrived
   out.bounds = step_bounds(loaded.facts, out.placement, calibrated, out.options, &plan_bounds);
-  out.report = build_report(out.timeline, out.bounds, loaded.facts, out.placement, calibrated, out.options);
+  out.report = build_report(out.timeline, out.bounds, loaded.facts, out.placement, calibrated, out.options, kBusiestLinks,
+                            &out.sums);
   out.report.scenario = scenario;
   if (out.report.scenario.platform.empty()) out.report.scenario.platform = open.shape.source;
   if (open.shape.cluster) {

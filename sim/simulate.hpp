@@ -45,6 +45,7 @@ struct Simulation {
   Timeline timeline;
   StepBounds bounds;
   Report report;
+  ReportSums sums;  // the per-rank sums the report was reduced from (a steady state carries them)
 };
 
 // Opens the platform (open_platform), checks that the graph's ranks fit it

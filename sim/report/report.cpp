@@ -61,13 +61,13 @@ bool above(double sim_s, double bound_s) { return sim_s > bound_s * (1 + 1e-9) +
 
 }  // namespace
 
-std::vector<int> links_by_utilisation(const Timeline& timeline, const PlatformFacts& platform,
+std::vector<int> links_by_utilisation(const std::vector<double>& link_bytes, const PlatformFacts& platform,
                                       const std::vector<bool>& keep, int count) {
   std::vector<int> out;
   for (std::size_t l = 0; l < platform.links.size(); ++l)
-    if (keep[l] && timeline.link_bytes[l] > 0) out.push_back(static_cast<int>(l));
+    if (keep[l] && link_bytes[l] > 0) out.push_back(static_cast<int>(l));
   // Utilisation over the same step: bytes / bandwidth orders links alike.
-  auto busy_s = [&](int l) { return timeline.link_bytes[l] / platform.links[l].bandwidth_Bps; };
+  auto busy_s = [&](int l) { return link_bytes[l] / platform.links[l].bandwidth_Bps; };
   std::sort(out.begin(), out.end(), [&](int a, int b) {
     return std::make_tuple(-busy_s(a), platform.links[a].name) < std::make_tuple(-busy_s(b), platform.links[b].name);
   });
@@ -150,13 +150,16 @@ int slowest_rank(const std::vector<double>& per_rank, double max_s) {
   return per_rank.empty() ? -1 : 0;
 }
 
-// A collective row: per rank, the spans and bounds of the row's collectives
-// it takes part in (with pipeline stages, its own stage's); the bytes per
-// rank are the mean over all ranks, the rate is per sending rank.
+// A collective row's per-rank sums: the spans and bounds of the row's
+// collectives each rank takes part in (with pipeline stages, its own
+// stage's); the bytes per rank are the mean over all ranks, the rate is per
+// sending rank.
 ReportRow collective_row(const std::string& name, const std::vector<int>& tasks, const std::vector<double>& span_of,
-                         const StepBounds& bounds, const workloads::TaskGraph& graph) {
+                         const StepBounds& bounds, const workloads::TaskGraph& graph, std::vector<double>& sim_s,
+                         std::vector<double>& bound_s) {
   const auto ranks = static_cast<std::size_t>(graph.ranks);
-  std::vector<double> sim_s(ranks, 0.0), bound_s(ranks, 0.0);
+  sim_s.assign(ranks, 0.0);
+  bound_s.assign(ranks, 0.0);
   double sent = 0, sender_s = 0;
   for (int id : tasks) {
     const workloads::Task& t = graph.tasks[static_cast<std::size_t>(id)];
@@ -173,37 +176,25 @@ ReportRow collective_row(const std::string& name, const std::vector<int>& tasks,
   ReportRow row;
   row.collective = true;
   row.name = name;
-  for (std::size_t r = 0; r < ranks; ++r) {
-    row.sim_s += sim_s[r] / ranks;
-    row.bound_s += bound_s[r] / ranks;
-    row.bound_max_s = std::max(row.bound_max_s, bound_s[r]);
-    row.sim_max_s = std::max(row.sim_max_s, sim_s[r]);
-  }
-  row.max_rank = slowest_rank(sim_s, row.sim_max_s);
-  // Every rank alike (no stages): no rank to name.
-  if (!(row.sim_max_s > row.sim_s * (1 + 1e-12))) {
-    row.sim_max_s = row.sim_s;
-    row.bound_max_s = row.bound_s;
-    row.max_rank = -1;
-  }
   row.bytes_per_rank = sent / static_cast<double>(ranks);
   row.achieved_Bps = sender_s > 0 ? sent / sender_s : 0;
-  row.cause = above(row.sim_s, row.bound_s) ? "contention: links/HBM shared with concurrent activities or uneven flows"
-                                            : "on the bound";
+  reduce_row(row, sim_s, bound_s);
   return row;
 }
 
-// Per-rank busy times of one compute kind against their per-rank bounds,
-// the means over the ranks that run the kind (with pipeline stages, a dense
-// FFN runs on the first stage only: its skew is within that stage).
-ReportRow compute_row(TaskKind kind, const std::vector<double>& sim_s, const std::vector<double>& bound_s) {
-  ReportRow row;
-  row.name = workloads::task_kind_label(kind);
+}  // namespace
+
+void reduce_row(ReportRow& row, const std::vector<double>& sim_s, const std::vector<double>& bound_s) {
   const std::size_t ranks = sim_s.size();
+  row.sim_s = row.bound_s = row.sim_max_s = row.bound_max_s = 0;
+  // A collective row's means are over every rank (one that takes no part
+  // spent nothing in the row); a compute row's over the ranks that run the
+  // kind (with pipeline stages, a dense FFN runs on the first stage only:
+  // its skew is within that stage).
   std::size_t running = 0;
   for (std::size_t r = 0; r < ranks; ++r) running += bound_s[r] > 0 || sim_s[r] > 0;
-  row.ranks_running = static_cast<int>(running);
-  const double n = static_cast<double>(std::max<std::size_t>(running, 1));
+  if (!row.collective) row.ranks_running = static_cast<int>(running);
+  const double n = static_cast<double>(row.collective ? ranks : std::max<std::size_t>(running, 1));
   for (std::size_t r = 0; r < ranks; ++r) {
     row.sim_s += sim_s[r] / n;
     row.bound_s += bound_s[r] / n;
@@ -211,20 +202,87 @@ ReportRow compute_row(TaskKind kind, const std::vector<double>& sim_s, const std
     row.sim_max_s = std::max(row.sim_max_s, sim_s[r]);
   }
   row.max_rank = slowest_rank(sim_s, row.sim_max_s);
+  if (row.collective) {
+    // Every rank alike (no stages): no rank to name.
+    if (!(row.sim_max_s > row.sim_s * (1 + 1e-12))) {
+      row.sim_max_s = row.sim_s;
+      row.bound_max_s = row.bound_s;
+      row.max_rank = -1;
+    }
+    row.cause = above(row.sim_s, row.bound_s) ? "contention: links/HBM shared with concurrent activities or uneven flows"
+                                              : "on the bound";
+    return;
+  }
   const bool slowed = above(row.sim_s, row.bound_s) || above(row.sim_max_s, row.bound_max_s);
   row.cause = slowed ? "compute/HBM shared with communication kernels" : "on the bound";
   // The mean hides a hot rank: say so whenever the max stands out.
   if (row.sim_s > 0 && row.sim_max_s > row.sim_s * 1.001)
     row.cause += fmt::format("; skew: rank {} x{:.3f} the mean", row.max_rank, row.sim_max_s / row.sim_s);
-  return row;
 }
 
-}  // namespace
+void reduce_ranks(Report& rep, const ReportSums& sums, const PlatformFacts& platform, double step_s) {
+  const auto ranks = static_cast<int>(sums.compute_s.size());
+  rep.exposed_comm_max_s = rep.idle_max_s = 0;
+  rep.idle_max_rank = 0;
+  for (int r = 0; r < ranks; ++r) {
+    rep.exposed_comm_max_s = std::max(rep.exposed_comm_max_s, sums.exposed_s[r]);
+    if (sums.idle_s[r] > rep.idle_max_s) {
+      rep.idle_max_s = sums.idle_s[r];
+      rep.idle_max_rank = r;
+    }
+  }
+  rep.mean_compute_s = rep.straggler_compute_s = 0;
+  rep.straggler_rank = 0;
+  for (int r = 0; r < ranks; ++r) {
+    rep.mean_compute_s += sums.compute_s[r] / ranks;
+    if (sums.compute_s[r] > rep.straggler_compute_s) {
+      rep.straggler_compute_s = sums.compute_s[r];
+      rep.straggler_rank = r;
+    }
+  }
+  rep.straggler_ratio = rep.mean_compute_s > 0 ? rep.straggler_compute_s / rep.mean_compute_s : 1;
+  rep.layer_straggler_layer = -1;
+  rep.layer_straggler_rank = 0;
+  rep.layer_straggler_compute_s = rep.layer_mean_compute_s = 0;
+  double worst_excess_s = 0;
+  for (int l = 0; l < sums.layers; ++l) {
+    const double* row = &sums.layer_rank_s[static_cast<std::size_t>(l) * ranks];
+    // Over the ranks that run the layer (its pipeline stage's).
+    double mean_s = 0, max_s = -1;
+    int max_rank = 0, running = 0;
+    for (int r = 0; r < ranks; ++r) {
+      mean_s += row[r];
+      running += row[r] > 0;
+      if (row[r] > max_s) {
+        max_s = row[r];
+        max_rank = r;
+      }
+    }
+    if (!(mean_s > 0)) continue;
+    mean_s /= running;
+    if (rep.layer_straggler_layer < 0 || max_s - mean_s > worst_excess_s) {
+      worst_excess_s = max_s - mean_s;
+      rep.layer_straggler_layer = l;
+      rep.layer_straggler_rank = max_rank;
+      rep.layer_straggler_compute_s = max_s;
+      rep.layer_mean_compute_s = mean_s;
+    }
+  }
+  rep.busiest_links.clear();
+  const std::vector<bool> all(platform.links.size(), true);
+  for (int l : links_by_utilisation(sums.link_bytes, platform, all, sums.top_links)) {
+    const LinkFacts& f = platform.links[l];
+    rep.busiest_links.push_back(
+        {f.name, sums.link_bytes[l], f.bandwidth_Bps, step_s > 0 ? sums.link_bytes[l] / (f.bandwidth_Bps * step_s) : 0});
+  }
+}
 
 Report build_report(const Timeline& timeline, const StepBounds& bounds, const PlatformFacts& platform,
                     const Placement& placement, const workloads::TaskGraph& graph, const ReplayOptions& resolved,
-                    int top_links) {
+                    int top_links, ReportSums* sums_out) {
   Report rep;
+  ReportSums sums;
+  sums.top_links = top_links;
   rep.schedule = to_string(resolved.schedule);
   rep.algorithm = to_string(*resolved.algorithm);
   rep.dispatch_kernel =
@@ -246,13 +304,16 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   }
 
   std::vector<Spans> compute(ranks), comm(ranks);
-  std::vector<double> compute_busy(ranks, 0.0);
+  std::vector<double>& compute_busy = sums.compute_s;
+  compute_busy.assign(ranks, 0.0);
   // [kind][rank]: compute busy time per rank.
   std::vector<std::vector<double>> kind_rank_s(kTaskKinds, std::vector<double>(ranks, 0.0));
   std::vector<bool> kind_present(kTaskKinds, false);
   int layers = 0;
   for (const workloads::Task& t : graph.tasks) layers = std::max(layers, t.layer + 1);
-  std::vector<double> layer_rank_s(static_cast<std::size_t>(layers) * ranks, 0.0);  // [layer * ranks + rank]
+  sums.layers = layers;
+  std::vector<double>& layer_rank_s = sums.layer_rank_s;
+  layer_rank_s.assign(static_cast<std::size_t>(layers) * ranks, 0.0);
   // Waits of a rank's concurrent collectives (several streams) overlap: the
   // union of their spans, so the figure is wall time, at most the step.
   // The waits at dispatch/combine (a slower peer of the EP group: load
@@ -294,34 +355,41 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
     if (!collective) {
       std::vector<double> bound_s(ranks);
       for (int r = 0; r < ranks; ++r) bound_s[r] = bounds.rank_kind_s[static_cast<std::size_t>(r) * kTaskKinds + k];
-      rep.phases.push_back(compute_row(kind, kind_rank_s[k], bound_s));
+      ReportRow row;
+      row.name = workloads::task_kind_label(kind);
+      reduce_row(row, kind_rank_s[k], bound_s);
+      rep.phases.push_back(std::move(row));
+      sums.row_sim_s.push_back(std::move(kind_rank_s[k]));
+      sums.row_bound_s.push_back(std::move(bound_s));
       continue;
     }
     for (const auto& [key, tasks] : collective_rows) {
       if (key.first != k) continue;
       std::string name = workloads::task_kind_label(kind);
       if (key.second >= 0) name += std::string(" ") + phase_suffix(static_cast<workloads::Phase>(key.second));
-      rep.phases.push_back(collective_row(name, tasks, span_of, bounds, graph));
+      std::vector<double> sim_s, bound_s;
+      rep.phases.push_back(collective_row(name, tasks, span_of, bounds, graph, sim_s, bound_s));
+      sums.row_sim_s.push_back(std::move(sim_s));
+      sums.row_bound_s.push_back(std::move(bound_s));
     }
   }
 
   double exposed_total = 0, comm_total = 0, hidden_total = 0;
+  sums.exposed_s.assign(ranks, 0.0);
+  sums.idle_s.assign(ranks, 0.0);
   for (int r = 0; r < ranks; ++r) {
     Spans c = merge(comm[r]), k = merge(compute[r]);
     const double comm_s = length(c), hidden_s = overlap(c, k);
     comm_total += comm_s;
     hidden_total += hidden_s;
     exposed_total += comm_s - hidden_s;
-    rep.exposed_comm_max_s = std::max(rep.exposed_comm_max_s, comm_s - hidden_s);
+    sums.exposed_s[r] = comm_s - hidden_s;
     Spans both = c;
     both.insert(both.end(), k.begin(), k.end());
     both = merge(std::move(both));
     const double idle_s = std::max(0.0, timeline.step_s - length(both));
     rep.idle_mean_s += idle_s / ranks;
-    if (idle_s > rep.idle_max_s) {
-      rep.idle_max_s = idle_s;
-      rep.idle_max_rank = r;
-    }
+    sums.idle_s[r] = idle_s;
     // Idle time by cause: waiting at an EP all-to-all for a slower peer
     // (load skew), then, of the rest, waiting for the neighbouring pipeline
     // stage and, with stages, before the rank's first and after its last
@@ -342,39 +410,6 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
   rep.comm_mean_s = comm_total / ranks;
   rep.overlap_fraction = comm_total > 0 ? hidden_total / comm_total : 0;
   for (int r = 0; r < ranks; ++r) rep.peer_wait_mean_s += length(merge(std::move(waits[r]))) / ranks;
-
-  for (int r = 0; r < ranks; ++r) {
-    rep.mean_compute_s += compute_busy[r] / ranks;
-    if (compute_busy[r] > rep.straggler_compute_s) {
-      rep.straggler_compute_s = compute_busy[r];
-      rep.straggler_rank = r;
-    }
-  }
-  rep.straggler_ratio = rep.mean_compute_s > 0 ? rep.straggler_compute_s / rep.mean_compute_s : 1;
-  double worst_excess_s = 0;
-  for (int l = 0; l < layers; ++l) {
-    const double* row = &layer_rank_s[static_cast<std::size_t>(l) * ranks];
-    // Over the ranks that run the layer (its pipeline stage's).
-    double mean_s = 0, max_s = -1;
-    int max_rank = 0, running = 0;
-    for (int r = 0; r < ranks; ++r) {
-      mean_s += row[r];
-      running += row[r] > 0;
-      if (row[r] > max_s) {
-        max_s = row[r];
-        max_rank = r;
-      }
-    }
-    if (!(mean_s > 0)) continue;
-    mean_s /= running;
-    if (rep.layer_straggler_layer < 0 || max_s - mean_s > worst_excess_s) {
-      worst_excess_s = max_s - mean_s;
-      rep.layer_straggler_layer = l;
-      rep.layer_straggler_rank = max_rank;
-      rep.layer_straggler_compute_s = max_s;
-      rep.layer_mean_compute_s = mean_s;
-    }
-  }
 
   rep.critical_path_bound_s = bounds.critical_path_s;
   rep.rank_streams_bound_s = bounds.rank_streams_s;
@@ -399,12 +434,9 @@ Report build_report(const Timeline& timeline, const StepBounds& bounds, const Pl
     rep.step.cause = "critical path: " + (rep.step.cause.empty() ? std::string("none above 0.1 %") : rep.step.cause);
   }
 
-  std::vector<bool> all(platform.links.size(), true);
-  for (int l : links_by_utilisation(timeline, platform, all, top_links)) {
-    const LinkFacts& f = platform.links[l];
-    rep.busiest_links.push_back({f.name, timeline.link_bytes[l], f.bandwidth_Bps,
-                                 timeline.step_s > 0 ? timeline.link_bytes[l] / (f.bandwidth_Bps * timeline.step_s) : 0});
-  }
+  sums.link_bytes = timeline.link_bytes;
+  reduce_ranks(rep, sums, platform, timeline.step_s);
+  if (sums_out != nullptr) *sums_out = std::move(sums);
   return rep;
 }
 

@@ -172,9 +172,38 @@ struct Report {
   std::int64_t dropped_picks = 0;
 };
 
+inline constexpr int kBusiestLinks = 8;  // links a report lists by default
+
+// The per-rank (and per-link) sums behind a report's means and maxima.
+// A steady-state report is carried from these rank by rank
+// (steady_state.hpp): carrying a maximum as a maximum would mix two ranks
+// (a max below the mean, a straggler faster than its layer's mean).
+struct ReportSums {
+  std::vector<std::vector<double>> row_sim_s;    // per row of Report::phases (same order), per rank
+  std::vector<std::vector<double>> row_bound_s;  // the same rows' bounds
+  std::vector<double> compute_s;                 // per rank: compute busy time
+  std::vector<double> exposed_s;                 // per rank: communication while its compute stream is idle
+  std::vector<double> idle_s;                    // per rank: neither compute nor communication
+  int layers = 0;
+  std::vector<double> layer_rank_s;  // [layer * ranks + rank]: compute busy time
+  std::vector<double> link_bytes;    // per link of the platform
+  int top_links = kBusiestLinks;     // how many busiest links the report lists
+};
+
+// `sums_out`, when given, receives the sums the report was reduced from.
 Report build_report(const Timeline& timeline, const StepBounds& bounds, const PlatformFacts& platform,
                     const Placement& placement, const workloads::TaskGraph& graph, const ReplayOptions& resolved,
-                    int top_links = 8);
+                    int top_links = kBusiestLinks, ReportSums* sums_out = nullptr);
+
+// A row's mean, max, rank of the max and cause from its per-rank sums:
+// compute rows over the ranks that run the kind, collective rows over
+// every rank (row.collective says which); bytes and rate are left as they are.
+void reduce_row(ReportRow& row, const std::vector<double>& sim_s, const std::vector<double>& bound_s);
+
+// The report's figures over ranks and links from `sums`: the largest
+// exposed communication, the idlest rank, the straggler and the layer
+// straggler, the busiest links over a step of `step_s`.
+void reduce_ranks(Report& report, const ReportSums& sums, const PlatformFacts& platform, double step_s);
 
 // Throughput of `report`'s step for its scenario's batch and model FLOPs,
 // against the peaks of the placed NPUs (compute_fallback as the replay ran
@@ -187,10 +216,10 @@ std::string format_table(const Report& report);
 // Machine form: SI units, keys ending in _s, _bytes, _Bps.
 std::string format_json(const Report& report);
 
-// Indices of the links that `keep` selects and that carried bytes, by
+// Indices of the links that `keep` selects and that carried bytes (`link_bytes`, per link), by
 // utilisation (bytes / bandwidth over the same step) descending, ties by
 // name; at most `count`.
-std::vector<int> links_by_utilisation(const Timeline& timeline, const PlatformFacts& platform,
+std::vector<int> links_by_utilisation(const std::vector<double>& link_bytes, const PlatformFacts& platform,
                                       const std::vector<bool>& keep, int count);
 
 }  // namespace epsim::sim

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/error.hpp"
+
 namespace epsim::sim {
 
 using workloads::Phase;
@@ -39,14 +41,24 @@ void carry_row(const ReportRow& a, ReportRow& b, double k) {
 
 int carry_count(long long a, long long b, double k) { return static_cast<int>(carry(a, b, k) + 0.5); }
 
+std::vector<double> carry(const std::vector<double>& a, const std::vector<double>& b, double k) {
+  if (!a.empty() && a.size() != b.size())
+    throw InternalError("steady state: the two replays' per-rank sums differ in size");
+  std::vector<double> out(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) out[i] = carry(a.empty() ? 0.0 : a[i], b[i], k);
+  return out;
+}
+
 }  // namespace
 
-Report extrapolate_report(const Report& a, const Report& b, double k) {
-  Report out = b;
-  carry_row(a.step, out.step, k);
-  out.critical_path_bound_s = carry(a.critical_path_bound_s, b.critical_path_bound_s, k);
-  out.rank_streams_bound_s = carry(a.rank_streams_bound_s, b.rank_streams_bound_s, k);
-  GapParts& g = out.gap;
+Carried extrapolate_report(const Report& a, const ReportSums& sums_a, const Report& b, const ReportSums& sums_b,
+                           double k, const PlatformFacts& platform) {
+  Carried out{b, {}};
+  Report& r = out.report;
+  carry_row(a.step, r.step, k);
+  r.critical_path_bound_s = carry(a.critical_path_bound_s, b.critical_path_bound_s, k);
+  r.rank_streams_bound_s = carry(a.rank_streams_bound_s, b.rank_streams_bound_s, k);
+  GapParts& g = r.gap;
   g.path_tasks = carry_count(a.gap.path_tasks, b.gap.path_tasks, k);
   g.path_collectives = carry_count(a.gap.path_collectives, b.gap.path_collectives, k);
   g.step_bound_s = carry(a.gap.step_bound_s, b.gap.step_bound_s, k);
@@ -55,31 +67,37 @@ Report extrapolate_report(const Report& a, const Report& b, double k) {
   g.compute_excess_s = carry(a.gap.compute_excess_s, b.gap.compute_excess_s, k);
   g.comm_excess_s = carry(a.gap.comm_excess_s, b.gap.comm_excess_s, k);
   g.idle_s = carry(a.gap.idle_s, b.gap.idle_s, k);
-  for (ReportRow& row : out.phases) {
-    const auto it = std::find_if(a.phases.begin(), a.phases.end(), [&](const ReportRow& r) { return r.name == row.name; });
-    carry_row(it == a.phases.end() ? ReportRow{} : *it, row, k);
+
+  // Rank by rank: a row's mean, max and slowest rank are those of the carried per-rank sums.
+  ReportSums& sums = out.sums;
+  sums.top_links = sums_b.top_links;
+  sums.layers = sums_b.layers;
+  for (std::size_t i = 0; i < r.phases.size(); ++i) {
+    ReportRow& row = r.phases[i];
+    const auto it = std::find_if(a.phases.begin(), a.phases.end(), [&](const ReportRow& x) { return x.name == row.name; });
+    const ReportRow row_a = it == a.phases.end() ? ReportRow{} : *it;
+    const std::vector<double> none;
+    const auto j = static_cast<std::size_t>(it - a.phases.begin());
+    sums.row_sim_s.push_back(carry(it == a.phases.end() ? none : sums_a.row_sim_s[j], sums_b.row_sim_s[i], k));
+    sums.row_bound_s.push_back(carry(it == a.phases.end() ? none : sums_a.row_bound_s[j], sums_b.row_bound_s[i], k));
+    carry_row(row_a, row, k);
+    reduce_row(row, sums.row_sim_s.back(), sums.row_bound_s.back());
   }
+  sums.compute_s = carry(sums_a.compute_s, sums_b.compute_s, k);
+  sums.exposed_s = carry(sums_a.exposed_s, sums_b.exposed_s, k);
+  sums.idle_s = carry(sums_a.idle_s, sums_b.idle_s, k);
+  sums.layer_rank_s = carry(sums_a.layer_rank_s, sums_b.layer_rank_s, k);
+  sums.link_bytes = carry(sums_a.link_bytes, sums_b.link_bytes, k);
+
   const double hidden = carry(a.overlap_fraction * a.comm_mean_s, b.overlap_fraction * b.comm_mean_s, k);
-  out.comm_mean_s = carry(a.comm_mean_s, b.comm_mean_s, k);
-  out.overlap_fraction = out.comm_mean_s > 0 ? hidden / out.comm_mean_s : 0;
-  out.exposed_comm_mean_s = carry(a.exposed_comm_mean_s, b.exposed_comm_mean_s, k);
-  out.exposed_comm_max_s = carry(a.exposed_comm_max_s, b.exposed_comm_max_s, k);
-  out.peer_wait_mean_s = carry(a.peer_wait_mean_s, b.peer_wait_mean_s, k);
-  out.idle_mean_s = carry(a.idle_mean_s, b.idle_mean_s, k);
-  out.idle_max_s = carry(a.idle_max_s, b.idle_max_s, k);
-  out.straggler_compute_s = carry(a.straggler_compute_s, b.straggler_compute_s, k);
-  out.mean_compute_s = carry(a.mean_compute_s, b.mean_compute_s, k);
-  out.straggler_ratio = out.mean_compute_s > 0 ? out.straggler_compute_s / out.mean_compute_s : 1;
-  out.layer_straggler_compute_s = carry(a.layer_straggler_compute_s, b.layer_straggler_compute_s, k);
-  out.layer_mean_compute_s = carry(a.layer_mean_compute_s, b.layer_mean_compute_s, k);
-  for (LinkRow& link : out.busiest_links) {
-    const auto it = std::find_if(a.busiest_links.begin(), a.busiest_links.end(),
-                                 [&](const LinkRow& l) { return l.link == link.link; });
-    // A link among b's busiest but not a's: a's bytes scaled by the step, as the other links' share.
-    const double bytes_a = it != a.busiest_links.end() ? it->bytes : link.bytes * a.step.sim_s / b.step.sim_s;
-    link.bytes = carry(bytes_a, link.bytes, k);
-    link.utilisation = link.bandwidth_Bps > 0 ? link.bytes / (link.bandwidth_Bps * out.step.sim_s) : 0;
-  }
+  r.comm_mean_s = carry(a.comm_mean_s, b.comm_mean_s, k);
+  r.overlap_fraction = r.comm_mean_s > 0 ? hidden / r.comm_mean_s : 0;
+  r.exposed_comm_mean_s = carry(a.exposed_comm_mean_s, b.exposed_comm_mean_s, k);
+  r.peer_wait_mean_s = carry(a.peer_wait_mean_s, b.peer_wait_mean_s, k);
+  r.idle_mean_s = carry(a.idle_mean_s, b.idle_mean_s, k);
+  r.idle_skew_mean_s = carry(a.idle_skew_mean_s, b.idle_skew_mean_s, k);
+  r.idle_pipeline_mean_s = carry(a.idle_pipeline_mean_s, b.idle_pipeline_mean_s, k);
+  reduce_ranks(r, sums, platform, r.step.sim_s);
   return out;
 }
 

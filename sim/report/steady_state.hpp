@@ -23,12 +23,20 @@ namespace epsim::sim {
 // is what app/step_replay checks before carrying the step.
 std::vector<double> last_forward_starts_s(const Timeline& timeline, const workloads::TaskGraph& graph);
 
+struct Carried {
+  Report report;
+  ReportSums sums;
+};
+
 // `b`'s report carried `k` increments further: every summed figure x of
-// the report becomes x_b + k (x_b - x_a) (phases matched by name), the
-// rates, shares and link utilisations are recomputed from those sums, and
-// ranks, names and causes are b's. `a` and `b` are reports of the same
-// scenario at two micro-batch counts, b's the larger. The throughput is
-// b's: the caller sets the step's scenario and recomputes it (add_throughput).
-Report extrapolate_report(const Report& a, const Report& b, double k);
+// the report becomes x_b + k (x_b - x_a) (phases matched by name), per
+// rank and per link where the report takes a maximum or names a rank or
+// a link (its sums), and the means, maxima, rates, shares, stragglers and
+// busiest links are recomputed from the carried sums as build_report
+// makes them. `a` and `b` are reports of the same scenario on `platform`
+// at two micro-batch counts, b's the larger. The throughput is b's: the
+// caller sets the step's scenario and recomputes it (add_throughput).
+Carried extrapolate_report(const Report& a, const ReportSums& sums_a, const Report& b, const ReportSums& sums_b,
+                           double k, const PlatformFacts& platform);
 
 }  // namespace epsim::sim

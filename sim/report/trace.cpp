@@ -50,7 +50,7 @@ std::vector<int> busiest(const Timeline& t, const PlatformFacts& platform, bool 
   for (const NpuFacts& n : platform.npus) is_hbm[n.hbm_link] = true;
   std::vector<bool> keep(platform.links.size());
   for (std::size_t l = 0; l < keep.size(); ++l) keep[l] = is_hbm[l] == hbm;
-  return links_by_utilisation(t, platform, keep, count);
+  return links_by_utilisation(t.link_bytes, platform, keep, count);
 }
 
 }  // namespace
