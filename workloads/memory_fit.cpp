@@ -221,8 +221,9 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const MemoryInputs& in, int sta
   b.terms.push_back({"activations", activations, act_formula});
   const double logits = layers.head ? t * static_cast<double>(m.vocab) * kFp32Bytes / L.tp : 0;
   b.terms.push_back({"output logits", logits,
-                     fmt::format("{} tokens x {} vocab x 4 B / TP {} (one micro-batch)", in.micro_batch_tokens,
-                                 m.vocab, L.tp)});
+                     layers.head ? fmt::format("{} tokens x {} vocab x 4 B / TP {} (one micro-batch)",
+                                               in.micro_batch_tokens, m.vocab, L.tp)
+                                 : std::string("none: this stage holds no output head")});
 
   // DeepEP-style receive buffers: what a rank receives in one dispatch and one combine.
   const bool moving = layers.moe > 0 && L.ep > 1;
