@@ -66,6 +66,9 @@ PlanHost npu_host(const TopologyGraph& topo, int node, int local) {
   if (node_share != 1) h.properties.emplace_back("low_latency_node_share", number(node_share));
   if (spec.supernode && node_share != 1) h.properties.emplace_back("low_latency_nic_share", number(node_share));
   add_kernel_properties(spec.kernels, h);
+  for (const auto& [name, value] : {std::pair{"collective_launch", spec.stack.collective_launch_s},
+                                     std::pair{"collective_peer_cost", spec.stack.collective_peer_s}})
+    if (value > 0) h.properties.emplace_back(name, number(value));
   if (spec.stack.dispatch != DispatchKernel::kDeepEpNormal)  // the default: absent
     h.properties.emplace_back("dispatch_kernel", kDispatchKernelNames[static_cast<int>(spec.stack.dispatch)]);
   h.properties.emplace_back("node", std::to_string(node));

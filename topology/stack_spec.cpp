@@ -183,6 +183,11 @@ StackSpec read_stack(const toml::table& root_table, const std::string& source, c
     }
     t->finish();
   }
+  if (auto t = root.optional_table("collectives")) {
+    s.collective_launch_s = seconds_or_zero(*t, "launch");
+    s.collective_peer_s = seconds_or_zero(*t, "peer_cost");
+    t->finish();
+  }
   if (auto t = root.optional_table("dispatch")) {
     const std::vector<std::string> names(kDispatchKernelNames.begin(), kDispatchKernelNames.end());
     const std::string kernel = t->choice("kernel", names);

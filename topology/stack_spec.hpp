@@ -109,6 +109,13 @@ struct StackSpec {
   // 0 where quantization is fused into the kernel before (DeepSeek's).
   double fp8_cast_bytes = 0;
   DispatchKernel dispatch = DispatchKernel::kDeepEpNormal;  // [dispatch] kernel
+  // The collective library's cost per call beside its bytes ([collectives]:
+  // NCCL's or HCCL's launch and protocol setup, and per peer of a grouped
+  // send/recv such as its all-to-all): what a small collective costs above
+  // its links' latency. DeepEP's kernels carry their own (the platform's
+  // [kernels]) and pay none of these.
+  double collective_launch_s = 0;
+  double collective_peer_s = 0;
   // The share of an NPU's compute its communication kernels hold while they
   // run ([dispatch] compute_share: DeepEP's 20 of Hopper's 132 SMs);
   // replaces the platform's npu.comm_compute_share when given.

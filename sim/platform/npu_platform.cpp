@@ -110,6 +110,8 @@ KernelCosts kernel_properties(const Context& ctx, const s4u::Host* host, const s
       {"kernel_combine_peer_cost", &k.combine_peer_s},
       {"low_latency_launch", &k.low_latency_launch_s},
       {"low_latency_peer_cost", &k.low_latency_peer_s},
+      {"collective_launch", &k.collective_launch_s},
+      {"collective_peer_cost", &k.collective_peer_s},
   };
   for (const auto& [key, value] : times) {
     *value = number_property(ctx, host, key, Quantity::kTime, 0);

@@ -33,6 +33,13 @@ struct KernelCosts {
   // Low-latency kernels: a control path beside the copies, launch + peers x cost.
   double low_latency_launch_s = 0;
   double low_latency_peer_s = 0;
+  // The collective library's cost per call (the stack's [collectives],
+  // properties collective_launch and collective_peer_cost): every group
+  // collective, pipeline transfer and framework all-to-all pays the launch
+  // before its first round, an exchange (all-to-all, pipeline transfer)
+  // also its most peers x the cost per peer (plan_collective).
+  double collective_launch_s = 0;
+  double collective_peer_s = 0;
 };
 
 struct NpuFacts {

@@ -115,9 +115,8 @@ CollectiveTiming time_collective_graph(SimEngine& engine, const LoadedPlatform& 
   const ReplayOptions resolved = resolve(options, platform.facts, placement);
   const Task& task = graph.tasks.at(0);
   const bool alltoall = task.kind == TaskKind::kDispatch;
-  const CollectivePlan plan =
-      alltoall ? plan_alltoallv(task, graph.traffic.at(0), placement, alltoallv_options(resolved))
-               : plan_group_collective(task, placement, resolved.all_reduce, *resolved.exact_ring_steps);
+  const CollectivePlan plan = plan_collective(task, graph, placement, resolved.all_reduce,
+                                              *resolved.exact_ring_steps, alltoallv_options(resolved));
   const Timeline t = replay(engine, platform, placement, graph, resolved);
 
   CollectiveTiming out;

@@ -568,6 +568,7 @@ RoundCost round_cost(const CollectivePhase& phase, const PlatformFacts& platform
       fat[*l] = std::max(fat[*l], bytes);
       slowest_s = std::max(slowest_s, bytes / platform.links[*l].bandwidth_Bps);
     }
+    latency_s *= phase.per_step ? 1.0 : static_cast<double>(phase.steps);
     max_latency_s = std::max(max_latency_s, latency_s);
     min_latency_s = std::min(min_latency_s, latency_s);
     worst_transfer_s = std::max(worst_transfer_s, latency_s + slowest_s);
@@ -625,6 +626,7 @@ std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const RoundCosts& c
         steps.push_back(s);
       }
     }
+    if (!steps.empty()) steps.front().delay_s = plan.launch_s;
     return add_control();
   }
   if (plan.phases.size() < 2 || plan.phases[0].steps != 1 || plan.phases[1].steps != 1)
@@ -632,7 +634,7 @@ std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const RoundCosts& c
   const double c = plan.pipeline_chunks;
   const double t1 = costs.at(0, 1 / c, false).total_s();
   const double t2 = costs.at(1, 1 / c, false).total_s();
-  steps.push_back({0, 1 / c, true, {}});
+  steps.push_back({0, 1 / c, true, {}, plan.launch_s});
   steps.push_back({0, (c - 1) / c, false, {0}});
   if (t1 >= t2) {
     steps.push_back({1, (c - 1) / c, true, {0}});
@@ -662,7 +664,7 @@ double plan_bound_s(const std::vector<PlanStep>& steps, const RoundCosts& costs)
     const PlanStep& s = steps[i];
     double start_s = 0;
     for (std::size_t j : s.after) start_s = std::max(start_s, finish_s[j]);
-    finish_s[i] = start_s + costs.at(s.phase, s.share, s.latency).total_s();
+    finish_s[i] = start_s + s.delay_s + costs.at(s.phase, s.share, s.latency).total_s();
     end_s = std::max(end_s, finish_s[i]);
   }
   return end_s;
@@ -677,14 +679,44 @@ void add_link_bytes(const CollectivePlan& plan, const PlatformFacts& platform, s
   }
 }
 
+namespace {
+
+// Whether the collective library runs the task (and pays its cost per
+// call) rather than DeepEP's kernels, which carry their own.
+bool library_runs(const Task& task, const KernelCosts& kernels) {
+  switch (task.kind) {
+    case workloads::TaskKind::kDispatch:
+    case workloads::TaskKind::kCombine: return kernels.dispatch == topology::DispatchKernel::kAlltoall;
+    default: return true;
+  }
+}
+
+// A group collective's ring has no cost per peer: its steps pay their
+// links' latency. An exchange (the all-to-all, a pipeline transfer) is the
+// library's grouped sends and receives, one pair per peer, each set up in
+// turn: its launch + its most peers x the cost per peer.
+CollectivePlan with_library_cost(CollectivePlan plan, const Task& task, const KernelCosts& kernels) {
+  if (plan.phases.empty() || !library_runs(task, kernels)) return plan;
+  plan.launch_s = kernels.collective_launch_s;
+  const bool group = task.kind == workloads::TaskKind::kGradAllReduce || task.kind == workloads::TaskKind::kTpAllReduce;
+  if (!group && kernels.collective_peer_s > 0)
+    plan.launch_s += kernels.collective_peer_s * max_peers(plan.phases.front());
+  return plan;
+}
+
+}  // namespace
+
 CollectivePlan plan_collective(const Task& task, const workloads::TaskGraph& graph, const Placement& placement,
                                AllReduceAlgorithm all_reduce, bool exact_ring_steps, AlltoallvOptions alltoallv) {
   if (task.kind == workloads::TaskKind::kGradAllReduce || task.kind == workloads::TaskKind::kTpAllReduce)
-    return plan_group_collective(task, placement, all_reduce, exact_ring_steps);
+    return with_library_cost(plan_group_collective(task, placement, all_reduce, exact_ring_steps), task,
+                             alltoallv.kernels);
   if (task.kind == workloads::TaskKind::kPipelineP2p) alltoallv.algorithm = AlltoallAlgorithm::kDirect;
   const TrafficMatrix& traffic = graph.traffic[static_cast<std::size_t>(task.traffic)];
-  if (task.groups.empty()) return plan_alltoallv(task, traffic, placement, alltoallv);
-  return plan_alltoallv(task, traffic, sub_placement(placement, task.groups[0]), alltoallv);
+  CollectivePlan plan = task.groups.empty()
+                            ? plan_alltoallv(task, traffic, placement, alltoallv)
+                            : plan_alltoallv(task, traffic, sub_placement(placement, task.groups[0]), alltoallv);
+  return with_library_cost(std::move(plan), task, alltoallv.kernels);
 }
 
 }  // namespace epsim::sim

@@ -82,6 +82,10 @@ struct CollectivePlan {
   std::vector<CollectivePhase> phases;
   std::vector<int> participants;  // NPU indices, ascending
   int pipeline_chunks = 1;
+  // The collective library's cost per call (KernelCosts' collective_launch
+  // and collective_peer_cost: NCCL's launch and protocol setup), paid once
+  // before the first round: plan_steps() delays its first step by it.
+  double launch_s = 0;
 };
 
 struct AlltoallvOptions {
@@ -125,7 +129,12 @@ CollectivePlan plan_alltoallv(const workloads::Task& task, const workloads::Traf
 // The plan of any collective of `graph`: an all-reduce, or an alltoallv
 // over its traffic's ranks (Task::groups[0] when set). A pipeline
 // point-to-point transfer always goes direct: relaying it through a node's
-// peers would only add hops.
+// peers would only add hops. Every collective the library runs (group
+// collectives, pipeline transfers, the framework's all-to-all; not
+// DeepEP's kernels, which carry their own costs) pays the library's cost
+// per call, launch_s: alltoallv.kernels' collective_launch, and for an
+// exchange (all-to-all, pipeline transfer) its most peers x
+// collective_peer_cost.
 CollectivePlan plan_collective(const workloads::Task& task, const workloads::TaskGraph& graph,
                                const Placement& placement, AllReduceAlgorithm all_reduce, bool exact_ring_steps,
                                AlltoallvOptions alltoallv);
@@ -174,7 +183,9 @@ double route_latency_s(const PlatformFacts& platform, int src, int dst);
 // The duration of one round of `phase` alone on an idle platform, as the
 // engine computes it: latency (the largest route latency for a parallel
 // task; per transfer otherwise) plus the transfer time at the bottleneck,
-// at least the phase's floor_s (its kernel's copies).
+// at least the phase's floor_s (its kernel's copies). A round carrying
+// several steps (per_step false) pays its route latency once per step, as
+// its steps would one after the other (a ring's step waits for the last).
 // `share` scales every transfer's bytes (a pipeline chunk); without
 // `latency` the round pays none (a pipeline chunk after the first).
 struct RoundCost {
@@ -217,6 +228,7 @@ struct PlanStep {
   double share = 1;
   bool latency = true;
   std::vector<std::size_t> after;  // indices of earlier steps
+  double delay_s = 0;              // waited before the round starts: the plan's launch_s on its first step
 };
 std::vector<PlanStep> plan_steps(const CollectivePlan& plan, const PlatformFacts& platform);
 // The same with the plan's costs priced already.

@@ -743,7 +743,7 @@ class Driver {
             if (load.bytes[m] > 0) r.link_bytes.emplace_back(load.links[m], load.bytes[m] * step.share);
         }
       }
-      launch(execs[k].exec, std::move(r), execs[k].latency_s);
+      launch(execs[k].exec, std::move(r), step.delay_s + execs[k].latency_s);
     }
   }
 

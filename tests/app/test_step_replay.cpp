@@ -30,6 +30,10 @@ struct Layout {
   int micro_batches;
   int pp = 2;
   bool a2a_overlap = false;  // Megatron's 1F1B all-to-all overlap
+  // The stack's NCCL costs per call (launch, per peer) on pipeline transfers
+  // and gradient syncs. They lengthen the pipeline's transient beyond the
+  // short replays: exactness is checked without them, closeness with them.
+  bool library_costs = false;
 };
 
 // tiny-moe (2 ranks per node) as pp stages (2: 16 nodes; 4: 32) of two EP
@@ -86,7 +90,9 @@ sim::Simulation replay(sim::OpenPlatform& open, const workloads::TaskGraph& grap
 }
 
 sim::OpenPlatform h800(const Layout& l) {
-  return sim::open_platform(sim::PlatformRequest{"h800", {"node.count=" + std::to_string(8 * l.pp)}});
+  std::vector<std::string> set = {"node.count=" + std::to_string(8 * l.pp)};
+  if (!l.library_costs) set.insert(set.end(), {"stack.collectives.launch=0us", "stack.collectives.peer_cost=0us"});
+  return sim::open_platform(sim::PlatformRequest{"h800", set});
 }
 
 
@@ -156,7 +162,8 @@ void check_carried_report(const sim::Report& carried, const sim::Report& whole, 
   for (std::size_t i = 0; i < whole.busiest_links.size(); ++i) {
     INFO(whole.busiest_links[i].link);
     CHECK(carried.busiest_links[i].bytes == Approx(whole.busiest_links[i].bytes).epsilon(1e-9));
-    CHECK(carried.busiest_links[i].utilisation == Approx(whole.busiest_links[i].utilisation).epsilon(1e-9));
+    // Bytes over the step: as close as the carried step (exact, or within 1e-5).
+    CHECK(carried.busiest_links[i].utilisation == Approx(whole.busiest_links[i].utilisation).epsilon(exact ? 1e-9 : 1e-5));
     if (i > 0) CHECK(carried.busiest_links[i].utilisation <= carried.busiest_links[i - 1].utilisation);
   }
 }
@@ -191,8 +198,9 @@ void check_steady(const Layout& l) {
     const sim::Reduction& r = step.simulation.report.reduction;
     if (!r.off.empty()) std::fprintf(stderr, "%s\n", r.off.c_str());
     REQUIRE(r.micro_batches_b == plan.steady->first + plan.steady->delta);
-    CHECK(step.simulation.report.step.sim_s == Approx(whole.step.sim_s).epsilon(1e-9));
-    if (!fold) check_carried_report(step.simulation.report, whole, std::string(l.schedule) != "dualpipe");
+    CHECK(step.simulation.report.step.sim_s == Approx(whole.step.sim_s).epsilon(l.library_costs ? 1e-5 : 1e-9));
+    if (!fold)
+      check_carried_report(step.simulation.report, whole, std::string(l.schedule) != "dualpipe" && !l.library_costs);
   }
 }
 
@@ -223,6 +231,9 @@ TEST_CASE("the steady state carried from two short replays is the step of identi
 }
 TEST_CASE("the steady state carried from two short replays is the step of identical micro-batches: 1F1B, 4 stages") {
   check_steady({"1f1b", 1, 20, 4});
+}
+TEST_CASE("with NCCL's costs per call the steady state carried is the step within 1e-5, its rows within 0.5 %") {
+  check_steady({"1f1b", 1, 20, 4, false, true});  // the preset's stack as shipped: 2.4e-7 of the step
 }
 TEST_CASE("the steady state carried from two short replays is the step of identical micro-batches: interleaved, 4 stages") {
   check_steady({"interleaved", 2, 40, 4});

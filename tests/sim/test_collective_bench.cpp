@@ -25,9 +25,9 @@ OpenPlatform single_switch(int npus) {
                                        {"node.npus=" + std::to_string(npus)}});
 }
 
-// |t - (latency + factor x S / bandwidth)| <= 1e-6 relative, for each S.
+// |t - (steps x latency + factor x S / bandwidth)| <= 1e-6 relative, for each S.
 void check_closed_form(int npus, CollectiveOp op, double factor, const ReplayOptions& options,
-                       const std::vector<double>& sizes = {1e6, 16e6, 1e9}) {
+                       const std::vector<double>& sizes = {1e6, 16e6, 1e9}, int steps = 1) {
   OpenPlatform p = single_switch(npus);
   for (double bytes : sizes) {
     const auto wall = std::chrono::steady_clock::now();
@@ -35,7 +35,7 @@ void check_closed_form(int npus, CollectiveOp op, double factor, const ReplayOpt
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
     std::cout << to_string(op) << " " << npus << " NPUs, " << bytes << " B: " << t.time_s << " s simulated, "
               << wall_s << " s wall\n";
-    const double expected = kLatency_s + factor * bytes / kPort_Bps;
+    const double expected = steps * kLatency_s + factor * bytes / kPort_Bps;
     CAPTURE(npus, bytes, t.time_s, expected);
     CHECK(std::abs(t.time_s - expected) <= 1e-6 * expected);
     CHECK(std::abs(t.bound_s - expected) <= 1e-6 * expected);
@@ -85,18 +85,18 @@ TEST_CASE("uniform all-to-all on one switch at 1024 NPUs") {
   check_closed_form(1024, CollectiveOp::kAllToAll, 1023.0 / 1024, aggregated(), {1e9});
 }
 
-TEST_CASE("ring all-reduce on one switch at 8 NPUs lands on latency + 2(N-1)/N x S / bandwidth") {
-  // Aggregated, the ring's 2(N-1) steps run as one round paying latency once.
-  check_closed_form(8, CollectiveOp::kAllReduce, 2 * 7.0 / 8, aggregated());
+TEST_CASE("ring all-reduce on one switch at 8 NPUs lands on 2(N-1) x latency + 2(N-1)/N x S / bandwidth") {
+  // Aggregated, the ring's 2(N-1) steps run as one round paying each step's latency.
+  check_closed_form(8, CollectiveOp::kAllReduce, 2 * 7.0 / 8, aggregated(), {1e6, 16e6, 1e9}, 14);
 }
 
-TEST_CASE("ring reduce-scatter and all-gather on one switch land on latency + (N-1)/N x S / bandwidth") {
-  // Aggregated: the ring's N-1 steps as one round, paying latency once.
-  check_closed_form(8, CollectiveOp::kReduceScatter, 7.0 / 8, aggregated());
+TEST_CASE("ring reduce-scatter and all-gather on one switch land on (N-1) x latency + (N-1)/N x S / bandwidth") {
+  // Aggregated: the ring's N-1 steps as one round, paying each step's latency.
+  check_closed_form(8, CollectiveOp::kReduceScatter, 7.0 / 8, aggregated(), {1e6, 16e6, 1e9}, 7);
   OpenPlatform p = single_switch(64);
   for (CollectiveOp op : {CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
     const CollectiveTiming t = time_collective(*p.engine, p.loaded, op, 64, 64, 1e9, aggregated());
-    const double expected = kLatency_s + 63.0 / 64 * 1e9 / kPort_Bps;
+    const double expected = 63 * kLatency_s + 63.0 / 64 * 1e9 / kPort_Bps;
     CAPTURE(to_string(op), t.time_s, expected);
     CHECK(std::abs(t.time_s - expected) <= 1e-6 * expected);
     CHECK(t.moved_bytes == Approx(64 * 63.0 / 64 * 1e9).epsilon(1e-12));
@@ -104,7 +104,7 @@ TEST_CASE("ring reduce-scatter and all-gather on one switch land on latency + (N
   }
 }
 
-TEST_CASE("ring all-gather per flow pays latency at each of its N-1 steps") {
+TEST_CASE("ring all-gather per flow pays latency at each of its N-1 steps, as aggregated does") {
   ReplayOptions o = aggregated();
   o.fidelity = Fidelity::kPerFlow;
   OpenPlatform p = single_switch(8);
@@ -112,6 +112,24 @@ TEST_CASE("ring all-gather per flow pays latency at each of its N-1 steps") {
   const double expected = 7 * (kLatency_s + 1e9 / 8 / kPort_Bps);
   CHECK(std::abs(t.time_s - expected) <= 1e-6 * expected);
   CHECK(std::abs(t.bound_s - expected) <= 1e-6 * expected);
+  const CollectiveTiming one = time_collective(*p.engine, p.loaded, CollectiveOp::kAllGather, 8, 8, 1e9, aggregated());
+  CHECK(std::abs(one.time_s - expected) <= 1e-6 * expected);
+}
+
+TEST_CASE("the stack's collective library pays its launch per call and its cost per peer of an all-to-all") {
+  // NCCL-like costs on the single switch: 10 us per call, 1 us per peer.
+  OpenPlatform p = open_platform(PlatformRequest{
+      std::string(EPSIM_SOURCE_DIR) + "/tests/tools/collective/single_switch.toml",
+      {"node.npus=8", "stack.name=roofline", "stack.collectives.launch=10us", "stack.collectives.peer_cost=1us",
+       "stack.dispatch.kernel=alltoall"}});
+  const CollectiveTiming a2a = time_collective(*p.engine, p.loaded, CollectiveOp::kAllToAll, 8, 8, 1e9, aggregated());
+  const double a2a_s = 10e-6 + 7 * 1e-6 + kLatency_s + 7.0 / 8 * 1e9 / kPort_Bps;
+  CHECK(std::abs(a2a.time_s - a2a_s) <= 1e-6 * a2a_s);
+  CHECK(std::abs(a2a.bound_s - a2a_s) <= 1e-6 * a2a_s);
+  const CollectiveTiming ar = time_collective(*p.engine, p.loaded, CollectiveOp::kAllReduce, 8, 8, 1e9, aggregated());
+  const double ar_s = 10e-6 + 14 * kLatency_s + 14.0 / 8 * 1e9 / kPort_Bps;
+  CHECK(std::abs(ar.time_s - ar_s) <= 1e-6 * ar_s);
+  CHECK(std::abs(ar.bound_s - ar_s) <= 1e-6 * ar_s);
 }
 
 TEST_CASE("alltoallv of a sampled uniform routing: its bytes are the sampler's, its time its bound") {

@@ -110,8 +110,9 @@ TEST_CASE("all-reduce plans: ring of 2(g-1) steps of B/g; hierarchical in three 
   CHECK(ring.phases[0].transfers[0].bytes == Approx(1e6));
   // One step alone: 1 us + 1 MB / 10 GB/s; 14 of them one after the other.
   CHECK(plan_bound_s(ring, p) == Approx(14 * (1e-6 + 1e6 / 1e10)));
+  // As one round, the same time: each step's latency is still paid.
   CollectivePlan aggregated = plan_all_reduce(ar, place, AllReduceAlgorithm::kRing, false);
-  CHECK(plan_bound_s(aggregated, p) == Approx(1e-6 + 14 * 1e6 / 1e10));
+  CHECK(plan_bound_s(aggregated, p) == Approx(14 * 1e-6 + 14 * 1e6 / 1e10));
   CollectivePlan hier = plan_all_reduce(ar, place, AllReduceAlgorithm::kHierarchical, true);
   REQUIRE(hier.phases.size() == 3);
   CHECK(hier.phases[0].steps == 3);
@@ -280,6 +281,40 @@ TEST_CASE("the stack's dispatch kernels choose the exchange unless --algorithm d
   ReplayOptions given;
   given.algorithm = AlltoallAlgorithm::kHierarchical;
   CHECK(*resolve(given, two, place).algorithm == AlltoallAlgorithm::kHierarchical);
+}
+
+TEST_CASE("the collective library's cost per call: launch, + peers x cost for an exchange, none for DeepEP") {
+  PlatformFacts p = grid(2, 2);
+  const Placement place = place_ranks(4, 2, p);
+  std::vector<std::int32_t> tokens(16, 5);
+  workloads::TaskGraph g = testing::one_dispatch(4, 2, tokens, 10);
+  AlltoallvOptions o{AlltoallAlgorithm::kDirect, Fidelity::kAggregated};
+  const double bare_s = plan_bound_s(plan_collective(g.tasks[0], g, place, AllReduceAlgorithm::kRing, false, o), p);
+  o.kernels.collective_launch_s = 10e-6;
+  o.kernels.collective_peer_s = 1e-6;
+  o.kernels.dispatch = topology::DispatchKernel::kAlltoall;
+  // The framework's all-to-all: three peers per rank.
+  const CollectivePlan a2a = plan_collective(g.tasks[0], g, place, AllReduceAlgorithm::kRing, false, o);
+  CHECK(a2a.launch_s == Approx(10e-6 + 3 * 1e-6));
+  CHECK(plan_bound_s(a2a, p) == Approx(bare_s + 13e-6));
+  const std::vector<PlanStep> steps = plan_steps(a2a, p);
+  CHECK(steps.front().delay_s == a2a.launch_s);
+  // A pipeline transfer: one peer each.
+  workloads::TaskGraph pp = testing::one_dispatch(4, 2, {0, 0, 5, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0}, 10);
+  pp.tasks[0].kind = workloads::TaskKind::kPipelineP2p;
+  CHECK(plan_collective(pp.tasks[0], pp, place, AllReduceAlgorithm::kRing, false, o).launch_s ==
+        Approx(10e-6 + 1e-6));
+  // A ring pays the launch alone: its steps pay their links' latency.
+  workloads::Task ar;
+  ar.kind = workloads::TaskKind::kTpAllReduce;
+  ar.groups = {{0, 1, 2, 3}};
+  ar.bytes = 4e6;
+  const CollectivePlan ring = plan_collective(ar, g, place, AllReduceAlgorithm::kRing, false, o);
+  CHECK(ring.launch_s == 10e-6);
+  CHECK(plan_bound_s(ring, p) == Approx(10e-6 + 6 * (1e-6 + 1e6 / 1e10)));
+  // DeepEP's kernels carry their own costs (the platform's [kernels]).
+  o.kernels.dispatch = topology::DispatchKernel::kDeepEpNormal;
+  CHECK(plan_collective(g.tasks[0], g, place, AllReduceAlgorithm::kRing, false, o).launch_s == 0);
 }
 
 TEST_CASE("per-flow fidelity is refused beyond 16 ranks, with why, and fewer than one chunk too") {
