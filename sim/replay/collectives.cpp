@@ -695,11 +695,10 @@ bool library_runs(const Task& task, const KernelCosts& kernels) {
 // links' latency. An exchange (the all-to-all, a pipeline transfer) is the
 // library's grouped sends and receives, one pair per peer, each set up in
 // turn: its launch + its most peers x the cost per peer.
-CollectivePlan with_library_cost(CollectivePlan plan, const Task& task, const KernelCosts& kernels) {
+CollectivePlan with_library_cost(CollectivePlan plan, const Task& task, const KernelCosts& kernels, bool exchange) {
   if (plan.phases.empty() || !library_runs(task, kernels)) return plan;
   plan.launch_s = kernels.collective_launch_s;
-  const bool group = task.kind == workloads::TaskKind::kGradAllReduce || task.kind == workloads::TaskKind::kTpAllReduce;
-  if (!group && kernels.collective_peer_s > 0)
+  if (exchange && kernels.collective_peer_s > 0)
     plan.launch_s += kernels.collective_peer_s * max_peers(plan.phases.front());
   return plan;
 }
@@ -710,13 +709,13 @@ CollectivePlan plan_collective(const Task& task, const workloads::TaskGraph& gra
                                AllReduceAlgorithm all_reduce, bool exact_ring_steps, AlltoallvOptions alltoallv) {
   if (task.kind == workloads::TaskKind::kGradAllReduce || task.kind == workloads::TaskKind::kTpAllReduce)
     return with_library_cost(plan_group_collective(task, placement, all_reduce, exact_ring_steps), task,
-                             alltoallv.kernels);
+                             alltoallv.kernels, false);
   if (task.kind == workloads::TaskKind::kPipelineP2p) alltoallv.algorithm = AlltoallAlgorithm::kDirect;
   const TrafficMatrix& traffic = graph.traffic[static_cast<std::size_t>(task.traffic)];
   CollectivePlan plan = task.groups.empty()
                             ? plan_alltoallv(task, traffic, placement, alltoallv)
                             : plan_alltoallv(task, traffic, sub_placement(placement, task.groups[0]), alltoallv);
-  return with_library_cost(std::move(plan), task, alltoallv.kernels);
+  return with_library_cost(std::move(plan), task, alltoallv.kernels, true);
 }
 
 }  // namespace epsim::sim
