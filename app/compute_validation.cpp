@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "app/end_to_end.hpp"
 #include "core/physical_ranges.hpp"
@@ -64,10 +65,15 @@ int ComputeValidation::outside_band() const {
   return n;
 }
 
-ComputeValidation validate_compute(const ComputeFile& f) {
+ComputeValidation validate_compute(const ComputeFile& f, const std::vector<std::string>& overrides,
+                                   const std::string& stack) {
   topology::ClusterSpec spec;
+  std::vector<std::string> assignments = assignment_texts(f.platform_set);
+  assignments.insert(assignments.end(), overrides.begin(), overrides.end());
+  std::string calibrated_stack;
   try {
-    spec = topology::load_cluster_spec(f.platform, assignment_texts(f.platform_set));
+    spec = topology::load_cluster_spec(f.platform, assignments, stack);
+    calibrated_stack = stack.empty() ? spec.stack.name : topology::load_cluster_spec(f.platform, assignments).stack.name;
   } catch (const FileError&) {
     throw;
   } catch (const InputError& e) {
@@ -87,6 +93,7 @@ ComputeValidation validate_compute(const ComputeFile& f) {
   v.source = f.source;
   v.platform = f.platform;
   v.stack = spec.stack.name.empty() ? "roofline" : spec.stack.name;
+  v.calibrated_stack = calibrated_stack.empty() ? "roofline" : calibrated_stack;
   v.npu = spec.npu.model;
   for (const ComputeRow& row : f.rows) {
     workloads::Task t;
@@ -100,7 +107,7 @@ ComputeValidation validate_compute(const ComputeFile& f) {
     r.measured_s = row.measured_s;
     r.predicted_s = sim::calibrated_time_s(t, 0, spec.stack, npu, std::nullopt);
     r.error = r.predicted_s / r.measured_s - 1;
-    r.calibration = row.calibration;
+    r.calibration = row.calibration && v.stack == v.calibrated_stack;
     v.rows.push_back(r);
   }
   return v;
@@ -109,6 +116,9 @@ ComputeValidation validate_compute(const ComputeFile& f) {
 std::string format_compute_validation(const ComputeValidation& v) {
   std::string out = fmt::format("epsim validate: compute table, {}\n  source     {}\n  priced by  stack {} on {} ({})\n",
                                 v.path, v.source, v.stack, v.npu, v.platform);
+  if (v.stack != v.calibrated_stack)
+    out += fmt::format("  calibration none: the rows the file marks calibrated {}; every row predicts {}\n",
+                       v.calibrated_stack, v.stack);
   out += fmt::format("  {:<26} {:<40} {:>12} {:>12} {:>9}\n", "row", "operator", "measured us", "predicted us",
                      "error");
   for (const ComputeRowResult& r : v.rows)
@@ -117,6 +127,29 @@ std::string format_compute_validation(const ComputeValidation& v) {
   out += fmt::format("{} of {} predicted rows within +-{:.0f} % (error = predicted / measured - 1, on time)\n",
                      v.predictions() - v.outside_band(), v.predictions(), 100 * v.band);
   return out;
+}
+
+std::string format_compute_validation_json(const ComputeValidation& v) {
+  nlohmann::ordered_json j;
+  j["file"] = v.path;
+  j["source"] = v.source;
+  j["platform"] = v.platform;
+  j["npu"] = v.npu;
+  j["stack"] = v.stack;
+  j["calibrated_stack"] = v.calibrated_stack;
+  j["band"] = v.band;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const ComputeRowResult& r : v.rows)
+    j["rows"].push_back({{"name", r.name},
+                         {"operator", r.what},
+                         {"measured_s", r.measured_s},
+                         {"predicted_s", r.predicted_s},
+                         {"error", r.error},
+                         {"calibration", r.calibration}});
+  j["predictions"] = v.predictions();
+  j["within_band"] = v.predictions() - v.outside_band();
+  j["passed"] = v.passed();
+  return j.dump(2) + "\n";
 }
 
 }  // namespace epsim::app

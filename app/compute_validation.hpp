@@ -44,17 +44,27 @@ struct ComputeRowResult {
 
 struct ComputeValidation {
   std::string path, source, platform, stack, npu;
+  // The stack the file's rows marked `calibration` calibrated; when another
+  // one prices them (--stack), every row is a prediction of it.
+  std::string calibrated_stack;
   std::vector<ComputeRowResult> rows;
   double band = 0.15;
   int predictions() const;         // rows not marked calibration
   int outside_band() const;        // of those, |error| > band
+  bool passed() const { return outside_band() == 0; }
 };
 
 // Each row's operators priced alone on the platform's NPU by its stack
 // (sim::calibrated_time_s: the sum over the operators, never below the
-// host's issue time), against the measured time.
-ComputeValidation validate_compute(const ComputeFile& file);
+// host's issue time), against the measured time. `overrides` (`--set`)
+// apply after the file's [platform_set]; `stack` (`--stack`) names another
+// software stack than the one the file picks: the same table priced by it.
+ComputeValidation validate_compute(const ComputeFile& file, const std::vector<std::string>& overrides = {},
+                                   const std::string& stack = "");
 
 std::string format_compute_validation(const ComputeValidation& v);
+// The same as JSON: the file, its NPU and stack, the band, and per row its
+// measured and predicted seconds, error and whether it is a calibration row.
+std::string format_compute_validation_json(const ComputeValidation& v);
 
 }  // namespace epsim::app

@@ -3,7 +3,10 @@
 // file's published training throughput (docs/validation.md).
 //   epsim validate [FILE.toml] [--platform h800] [--set k=v]... [--seed N] [--chunks N]
 //                  [--nvlink-row EP] [--rdma-row EP] [-o table.txt] [--json] [--write-platform OUT]
+//   epsim validate COMPUTE.toml [--stack NAME] [--set k=v]... [--json] [--check] [-o table.txt]
 #include <iostream>
+
+#include <fmt/format.h>
 
 #include "app/compute_validation.hpp"
 #include "app/end_to_end.hpp"
@@ -22,6 +25,7 @@ struct ValidateState {
   app::KernelValidationRequest kernels;  // its file may be an end-to-end file instead (app::validate_end_to_end)
   std::string output;
   std::string write_platform;
+  std::string stack;  // compute tables: another stack prices the rows
   bool json = false;
   bool check = false;
   bool seed_given = false;
@@ -44,6 +48,9 @@ int run_end_to_end(const ValidateState& s) {
                                     {"--tokens", k.tokens_per_rank != 0}, {"--nvlink-row", k.nvlink_row != 0},
                                     {"--rdma-row", k.rdma_row != 0}, {"--write-platform", !s.write_platform.empty()}})
     if (given) throw option_error(flag, "only for kernel tables; " + k.file + " is an end-to-end file");
+  if (!s.stack.empty())
+    throw option_error("--stack", "only for compute tables; " + k.file +
+                                      " is an end-to-end file (its platform file names the stack it validates)");
   // The runs take the file's seed and the platform's chunks, as `epsim run` does.
   for (const auto& [flag, given] : {std::pair{"--seed", s.seed_given}, {"--chunks", s.chunks_given}})
     if (given)
@@ -58,27 +65,37 @@ int run_end_to_end(const ValidateState& s) {
   return s.check && !v.passed() ? 1 : 0;
 }
 
-// A compute table: each row's operators priced alone by the platform's stack.
+// A compute table: each row's operators priced alone by the platform's
+// stack (or --stack's, after the file's and --set's keys); exit 1 with
+// --check when a predicted row leaves the band.
 int run_compute(const ValidateState& s) {
   const app::KernelValidationRequest& k = s.kernels;
   for (const auto& [flag, given] :
-       {std::pair{"--platform", !k.platform.empty()}, {"--set", !k.overrides.empty()}, {"--tokens", k.tokens_per_rank != 0},
-        {"--nvlink-row", k.nvlink_row != 0}, {"--rdma-row", k.rdma_row != 0}, {"--seed", s.seed_given},
-        {"--chunks", s.chunks_given}, {"--write-platform", !s.write_platform.empty()}, {"--json", s.json},
-        {"--check", s.check}})
+       {std::pair{"--tokens", k.tokens_per_rank != 0}, {"--nvlink-row", k.nvlink_row != 0},
+        {"--rdma-row", k.rdma_row != 0}, {"--seed", s.seed_given}, {"--chunks", s.chunks_given},
+        {"--write-platform", !s.write_platform.empty()}})
     if (given) throw option_error(flag, "not for compute tables; " + k.file + " is one (kind = \"compute\")");
+  if (!k.platform.empty())
+    throw option_error("--platform", "not for compute tables: their rows were measured on the file's NPU; price "
+                                     "them with another stack (--stack) or set the NPU's figures (--set npu.KEY=V)");
   const app::ComputeFile file = app::load_compute_file(k.file);
   check_output("--output", s.output, {{"file", k.file}, {k.file + "'s platform", file.platform}});
-  const std::string text = app::format_compute_validation(app::validate_compute(file));
+  const app::ComputeValidation v = app::validate_compute(file, k.overrides, s.stack);
+  std::string text = s.json ? app::format_compute_validation_json(v) : app::format_compute_validation(v);
+  if (s.check && !s.json)
+    text += v.passed() ? fmt::format("check: passed (every predicted row within +-{:.0f} %)\n", 100 * v.band)
+                       : fmt::format("check: failed ({} of {} predicted rows outside +-{:.0f} %)\n", v.outside_band(),
+                                     v.predictions(), 100 * v.band);
   std::cout << text;
   if (!s.output.empty()) write_output_file("--output", s.output, text);
-  return 0;
+  return s.check && !v.passed() ? 1 : 0;
 }
 
 int run_validate(const ValidateState& s) {
   if (!s.kernels.file.empty() && app::is_end_to_end_file(s.kernels.file)) return run_end_to_end(s);
   if (!s.kernels.file.empty() && app::measurement_kind(s.kernels.file) == "compute") return run_compute(s);
-  if (s.check) throw option_error("--check", "only for end-to-end files (kind = \"end_to_end\")");
+  if (s.check) throw option_error("--check", "only for end-to-end files and compute tables");
+  if (!s.stack.empty()) throw option_error("--stack", "only for compute tables (kind = \"compute\")");
   const std::vector<NamedInput> inputs = {{"file", s.kernels.file}, {"--platform", s.kernels.platform}};
   check_output("--output", s.output, inputs);
   check_output("--write-platform", s.write_platform, inputs);
@@ -118,9 +135,15 @@ Command add_validate_command(CLI::App& epsim) {
   app->add_option("--rdma-row", state->kernels.rdma_row, "EP of the row calibrating scaleout.nic_efficiency instead of the file's")
       ->check(integer_in(1, 1 << 16));
   app->add_option("-o,--output", state->output, "also write the table to this file")->check(file_name());
-  app->add_flag("--json", state->json, "print per row and kernel measured/simulated GB/s and us, error, as JSON");
+  app->add_flag("--json", state->json,
+                "print the comparison as JSON (kernel tables: per row and kernel measured/simulated GB/s and us, "
+                "error; compute tables: per row measured/predicted s, error; end-to-end files: the runs)");
   app->add_flag("--check", state->check,
-                "end-to-end files: exit 1 unless the prediction is within the file's band and every variant is slower");
+                "end-to-end files: exit 1 unless the prediction is within the file's band and every variant is "
+                "slower; compute tables: unless every predicted row is within +-15 %");
+  app->add_option("--stack", state->stack,
+                  "compute tables: price the rows with this software stack (a preset in stacks/ or a stack TOML) "
+                  "instead of the file's");
   app->add_option("--write-platform", state->write_platform,
                   "write the platform TOML with the calibrated parameters (node.link_efficiency and scaleout.nic_efficiency, supernode.port_efficiency, a low_latency_efficiency, kernels.*)")
       ->check(file_name());
