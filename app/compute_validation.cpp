@@ -73,7 +73,10 @@ ComputeValidation validate_compute(const ComputeFile& f, const std::vector<std::
   std::string calibrated_stack;
   try {
     spec = topology::load_cluster_spec(f.platform, assignments, stack);
-    calibrated_stack = stack.empty() ? spec.stack.name : topology::load_cluster_spec(f.platform, assignments).stack.name;
+    // The file's own choice, before --set and --stack.
+    calibrated_stack = stack.empty() && overrides.empty()
+                           ? spec.stack.name
+                           : topology::load_cluster_spec(f.platform, assignment_texts(f.platform_set)).stack.name;
   } catch (const FileError&) {
     throw;
   } catch (const InputError& e) {
