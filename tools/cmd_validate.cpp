@@ -1,6 +1,7 @@
 // `epsim validate`: a measurement file's dispatch/combine rows against the
-// simulator, DeepEP's published H800 table by default, or an end-to-end
-// file's published training throughput (docs/validation.md).
+// simulator, DeepEP's published H800 table by default, an end-to-end file's
+// published throughput, or a compute table's operators priced by a stack
+// (docs/validation.md).
 //   epsim validate [FILE.toml] [--platform h800] [--set k=v]... [--seed N] [--chunks N]
 //                  [--nvlink-row EP] [--rdma-row EP] [-o table.txt] [--json] [--write-platform OUT]
 //   epsim validate COMPUTE.toml [--stack NAME] [--set k=v]... [--json] [--check] [-o table.txt]
@@ -115,7 +116,9 @@ int run_validate(const ValidateState& s) {
 Command add_validate_command(CLI::App& epsim) {
   auto state = std::make_shared<ValidateState>();
   CLI::App* app = epsim.add_subcommand(
-      "validate", "simulate a measurement file's dispatch/combine rows (default: DeepEP's H800 normal-kernel table)");
+      "validate",
+      "compare a measurement file with the simulator: a kernel table's dispatch/combine rows (default: DeepEP's "
+      "H800 normal-kernel table), an end-to-end file's published throughput, a compute table's operators");
   app->add_option("file", state->kernels.file, "measurement TOML (docs/validation.md); default validation/deepep-h800-normal.toml");
   app->add_option("--platform", state->kernels.platform, "cluster preset or TOML file instead of the file's (the same layout: 8 GPUs per node and a [scaleout], or flat)");
   app->add_option("--set", state->kernels.overrides, "override one platform key after the file's, e.g. --set scaleout.nic_latency=3us");
