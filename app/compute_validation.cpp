@@ -132,6 +132,12 @@ std::string format_compute_validation(const ComputeValidation& v) {
   return out;
 }
 
+std::string format_compute_check(const ComputeValidation& v) {
+  return v.passed() ? fmt::format("check: passed (every predicted row within +-{:.0f} %)\n", 100 * v.band)
+                    : fmt::format("check: failed ({} of {} predicted rows outside +-{:.0f} %)\n", v.outside_band(),
+                                  v.predictions(), 100 * v.band);
+}
+
 std::string format_compute_validation_json(const ComputeValidation& v) {
   nlohmann::ordered_json j;
   j["file"] = v.path;

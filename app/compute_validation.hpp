@@ -63,6 +63,8 @@ ComputeValidation validate_compute(const ComputeFile& file, const std::vector<st
                                    const std::string& stack = "");
 
 std::string format_compute_validation(const ComputeValidation& v);
+// The verdict line `--check` adds: every predicted row within the band, or how many are not.
+std::string format_compute_check(const ComputeValidation& v);
 // The same as JSON: the file, its NPU and stack, the band, and per row its
 // measured and predicted seconds, error and whether it is a calibration row.
 std::string format_compute_validation_json(const ComputeValidation& v);

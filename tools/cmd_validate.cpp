@@ -7,8 +7,6 @@
 //   epsim validate COMPUTE.toml [--stack NAME] [--set k=v]... [--json] [--check] [-o table.txt]
 #include <iostream>
 
-#include <fmt/format.h>
-
 #include "app/compute_validation.hpp"
 #include "app/end_to_end.hpp"
 #include "app/measurement_file.hpp"
@@ -83,10 +81,7 @@ int run_compute(const ValidateState& s) {
   check_output("--output", s.output, {{"file", k.file}, {k.file + "'s platform", file.platform}});
   const app::ComputeValidation v = app::validate_compute(file, k.overrides, s.stack);
   std::string text = s.json ? app::format_compute_validation_json(v) : app::format_compute_validation(v);
-  if (s.check && !s.json)
-    text += v.passed() ? fmt::format("check: passed (every predicted row within +-{:.0f} %)\n", 100 * v.band)
-                       : fmt::format("check: failed ({} of {} predicted rows outside +-{:.0f} %)\n", v.outside_band(),
-                                     v.predictions(), 100 * v.band);
+  if (s.check && !s.json) text += app::format_compute_check(v);
   std::cout << text;
   if (!s.output.empty()) write_output_file("--output", s.output, text);
   return s.check && !v.passed() ? 1 : 0;
