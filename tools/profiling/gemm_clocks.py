@@ -142,6 +142,8 @@ def main():
         sys.exit("gemm_clocks.py: {}: {}".format(args.file, ex))
     if not rows:
         sys.exit("gemm_clocks.py: {}: no dense GEMM rows (op = \"gemm\")".format(args.file))
+    if os.path.exists(args.out) and os.path.samefile(args.out, args.file):
+        sys.exit("gemm_clocks.py: --out {}: is the compute file it reads; write elsewhere".format(args.out))
     if args.dry_run:
         for r in rows:
             print("{name} {dtype} {m}x{n}x{k} smaller operand {smaller_MB:.1f} MB {regime}".format(**r))
